@@ -1,0 +1,9 @@
+"""The one place that decides how kernels are compiled.
+
+Every kernel is ``@kernel`` (single document, releases the GIL, cached on disk) or
+``@batch_kernel`` (adds ``parallel=True`` so ``prange`` loops run on all cores).
+"""
+import numba
+
+kernel = numba.njit(cache=True, nogil=True)
+batch_kernel = numba.njit(cache=True, nogil=True, parallel=True)

@@ -1,0 +1,102 @@
+"""The vocabulary: every piece as bytes in one ragged buffer, plus score and kind per id.
+
+    piece_bytes   uint8[total]     all pieces' bytes back to back
+    piece_offsets int64[V + 1]     piece i is piece_bytes[piece_offsets[i]:piece_offsets[i+1]]
+    scores        float32[V]
+    kinds         int8[V]          NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE
+                                   (sentencepiece's ModelProto.SentencePiece.Type values)
+
+``decode_ids`` gathers the bytes of a token sequence in one kernel call.
+"""
+import numpy as np
+
+from ._jit import kernel
+from .kernels.hashmap import BytesMap
+
+NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
+
+
+@kernel
+def _gather_lengths(ids, piece_offsets, skip):
+    total = 0
+    for t in range(ids.shape[0]):
+        i = ids[t]
+        if not skip[i]:
+            total += piece_offsets[i + 1] - piece_offsets[i]
+    return total
+
+
+@kernel
+def gather_piece_bytes(ids, piece_bytes, piece_offsets, skip):
+    """Concatenate the bytes of ``ids`` (skipping ids with ``skip[id]``) into one array."""
+    out = np.empty(_gather_lengths(ids, piece_offsets, skip), np.uint8)
+    pos = 0
+    for t in range(ids.shape[0]):
+        i = ids[t]
+        if skip[i]:
+            continue
+        for k in range(piece_offsets[i], piece_offsets[i + 1]):
+            out[pos] = piece_bytes[k]
+            pos += 1
+    return out
+
+
+class Vocab:
+    """Pieces as flat arrays; ``piece_to_id`` through a ``BytesMap``."""
+
+    def __init__(self, pieces, scores=None, kinds=None):
+        """``pieces``: a list of ``bytes`` indexed by id."""
+        lengths = np.fromiter(map(len, pieces), np.int64, len(pieces))
+        self.piece_offsets = np.zeros(len(pieces) + 1, np.int64)
+        np.cumsum(lengths, out=self.piece_offsets[1:])
+        self.piece_bytes = np.frombuffer(b"".join(pieces), np.uint8).copy()
+        self.scores = (np.zeros(len(pieces), np.float32) if scores is None
+                       else np.ascontiguousarray(scores, np.float32))
+        self.kinds = (np.full(len(pieces), NORMAL, np.int8) if kinds is None
+                      else np.ascontiguousarray(kinds, np.int8))
+        if self.scores.shape[0] != len(pieces) or self.kinds.shape[0] != len(pieces):
+            raise ValueError("scores and kinds must have one entry per piece")
+        self._map = None
+
+    def __len__(self):
+        return self.piece_offsets.shape[0] - 1
+
+    @property
+    def map(self):
+        if self._map is None:
+            self._map = BytesMap(self.piece_bytes, self.piece_offsets)
+        return self._map
+
+    def piece(self, i) -> bytes:
+        if not 0 <= i < len(self):
+            raise IndexError(f"id {i} is out of range for a vocabulary of {len(self)}")
+        return self.piece_bytes[self.piece_offsets[i]:self.piece_offsets[i + 1]].tobytes()
+
+    def pieces(self):
+        data = self.piece_bytes.tobytes()
+        offs = self.piece_offsets.tolist()
+        return [data[offs[i]:offs[i + 1]] for i in range(len(self))]
+
+    def get(self, piece: bytes, default=-1):
+        return self.map.get(piece, default)
+
+    def check_ids(self, ids):
+        """Validate ids coming from a user before a kernel indexes with them."""
+        ids = np.asarray(ids)
+        if ids.size == 0:
+            return np.zeros(0, np.int32)
+        if ids.dtype.kind not in "iu":
+            raise TypeError(f"token ids must be integers, not {ids.dtype}")
+        lo, hi = int(ids.min()), int(ids.max())
+        if lo < 0 or hi >= len(self):
+            bad = lo if lo < 0 else hi
+            raise ValueError(f"token id {bad} is out of range [0, {len(self)})")
+        return np.ascontiguousarray(ids.ravel(), np.int32)
+
+    def __getstate__(self):
+        return {"piece_bytes": self.piece_bytes, "piece_offsets": self.piece_offsets,
+                "scores": self.scores, "kinds": self.kinds}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._map = None

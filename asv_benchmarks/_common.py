@@ -1,0 +1,238 @@
+"""Shared helpers for every asv suite (and the scripts under scripts/).
+
+Everything a suite needs to find its inputs and its peers, with one rule: a missing
+input or a missing peer library raises ``NotImplementedError``, which asv reports as a
+skipped benchmark (call these helpers from ``setup`` / ``setup_cache``).
+
+    corpus_path(name)                 -> Path      a file under <data>/corpora
+    model_path(name)                  -> Path      a file under <data>/models
+    read_corpus(name, max_bytes=None) -> str       utf-8 text, cut on a character boundary
+    lines(name, n=None, skip_empty=False) -> list[str]  the first n lines
+    peer_or_skip(modname)             -> module    the peer library, or skip
+    nbtok_or_skip(modname="nbtok")    -> module    an nbtok (sub)module, or skip (old commits)
+    mbps(nbytes, seconds)             -> float     throughput in MB/s (10**6 bytes)
+    best_seconds(fn, *args, repeat=5, min_time=0.05) -> float  best per-call wall time
+    cpu_threads()                     -> int
+    cache_dir()                       -> Path      scratch space for trained models etc.
+
+Data folder: ``$NBTOK_SHARED_DATA`` if set, else ``../shared/data`` relative to the repo
+root. Corpus names may be a short alias (see ``CORPORA``) or a path relative to
+``corpora/`` such as ``"tinyshakespeare/input.txt"``.
+
+Importing this module also makes ``import nbtok`` work when asv runs with
+``--python=same`` (an "existing" environment) on a fresh clone: the working tree is put
+on ``sys.path`` if nbtok is not installed. In virtualenv environments asv installs the
+commit under test and the working tree is never used.
+"""
+import os
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO_ROOT = HERE.parent
+
+# ------------------------------------------------------------------ nbtok import path
+if os.environ.get("ASV_ENV_TYPE", "existing") == "existing":
+    try:  # noqa: SIM105
+        import nbtok  # noqa: F401
+    except ImportError:
+        sys.path.insert(0, str(REPO_ROOT))
+
+# ------------------------------------------------------------------ data
+CORPORA = {
+    "tinyshakespeare": "tinyshakespeare/input.txt",
+    "botchan": "sentencepiece/botchan.txt",
+    "wagahaiwa": "sentencepiece/wagahaiwa_nekodearu.txt",
+    "corpus.en": "cs336/corpus.en",
+    "tinystories_sample": "cs336/tinystories_sample.txt",
+    "en_gutenberg": "bench/en_gutenberg.txt",
+    "ja_aozora": "bench/ja_aozora.txt",
+    "zh_classical_poetry": "bench/zh_classical_poetry.txt",
+    "ru_literature": "bench/ru_literature.txt",
+    "multi_bible_nt": "bench/multi_bible_nt.txt",
+    "xquad_en": "xquad/xquad.en.contexts.txt",
+    "udhr_eng": "udhr/udhr_eng.txt",
+}
+
+MODELS = {
+    "gpt2.tiktoken": "gpt2/gpt2.tiktoken",
+    "gpt2_vocab": "gpt2/vocab.json",
+    "gpt2_merges": "gpt2/merges.txt",
+    "cl100k_base.tiktoken": "tiktoken/cl100k_base.tiktoken",
+    "sp_unigram_test": "sentencepiece/sentencepiece_test_model.model",
+    "sp_unigram_ja": "sentencepiece/sentencepiece_test_ja_model.model",
+    "sp_unigram_wmtende": "sentencepiece/opennmt_wmtende.model",
+    "sp_bpe_bpemb_en": "sentencepiece/bpemb_en.wiki.bpe.vs100000.model",
+    "hf_t5_small": "hf_tokenizers/t5-small/tokenizer.json",
+    "hf_phi3_mini": "hf_tokenizers/phi-3-mini/tokenizer.json",
+}
+
+GPT2_SPECIALS = {"<|endoftext|>": 50256}
+
+
+def skip(reason):
+    """Raise the exception asv turns into "skipped" (use in setup)."""
+    raise NotImplementedError(reason)
+
+
+def data_dir(required=True):
+    """The shared data folder, or skip (None if ``required=False``)."""
+    env = os.environ.get("NBTOK_SHARED_DATA")
+    if env:
+        path = Path(env)
+    else:
+        root = Path(os.environ.get("ASV_CONF_DIR", REPO_ROOT))
+        path = root.parent / "shared" / "data"
+        if not path.is_dir():
+            path = REPO_ROOT.parent / "shared" / "data"
+    if path.is_dir():
+        return path.resolve()
+    if required:
+        skip(f"shared data folder not found ({path}); set NBTOK_SHARED_DATA")
+    return None
+
+
+def corpus_path(name):
+    path = data_dir() / "corpora" / CORPORA.get(name, name)
+    if not path.is_file():
+        skip(f"corpus {name!r} not found at {path}")
+    return path
+
+
+def model_path(name):
+    path = data_dir() / "models" / MODELS.get(name, name)
+    if not path.is_file():
+        skip(f"model {name!r} not found at {path}")
+    return path
+
+
+def read_corpus(name, max_bytes=None):
+    """The corpus as ``str``; with ``max_bytes``, at most that many UTF-8 bytes (whole characters)."""
+    path = corpus_path(name)
+    with open(path, "rb") as f:
+        data = f.read() if max_bytes is None else f.read(max_bytes)
+    # errors="ignore" only drops a character cut in half at the end
+    return data.decode("utf-8", errors="ignore") if max_bytes is not None else data.decode("utf-8")
+
+
+def lines(name, n=None, skip_empty=False):
+    """The first ``n`` lines (all if None), without line ends."""
+    out = read_corpus(name).splitlines()
+    if skip_empty:
+        out = [s for s in out if s.strip()]
+    return out if n is None else out[:n]
+
+
+def udhr_path(lang="English"):
+    """A UDHR text by language name, looked up in corpora/udhr/index.xml."""
+    import xml.etree.ElementTree as ET
+    udhr = data_dir() / "corpora" / "udhr"
+    index = udhr / "index.xml"
+    if not index.is_file():
+        skip("corpora/udhr/index.xml not found")
+    for node in ET.parse(index).getroot().iter("udhr"):
+        if node.get("n") == lang:
+            path = udhr / f"udhr_{node.get('f')}.txt"
+            if path.is_file():
+                return path
+    skip(f"no UDHR text for {lang!r}")
+
+
+def udhr_article(n=1, lang="English"):
+    """The body of article ``n`` (lines after the "Article n" heading, joined by spaces)."""
+    text = udhr_path(lang).read_text("utf-8").splitlines()
+    head = f"Article {n}"
+    for i, line in enumerate(text):
+        if line.strip() == head:
+            body = []
+            for follow in text[i + 1:]:
+                if not follow.strip() or follow.strip().startswith("Article "):
+                    break
+                body.append(follow.strip())
+            return " ".join(body)
+    skip(f"article {n} not found in the UDHR text")
+
+
+def cache_dir():
+    """Scratch folder for derived inputs (trained models, generated text); gitignored."""
+    path = Path(os.environ.get("NBTOK_BENCH_CACHE", REPO_ROOT / ".asv" / "cache"))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+# ------------------------------------------------------------------ libraries
+def peer_or_skip(modname):
+    """Import a peer library (tiktoken, sentencepiece, tokenizers, ...) or skip."""
+    import importlib
+    try:
+        return importlib.import_module(modname)
+    except ImportError as exc:
+        skip(f"peer {modname!r} is not installed ({exc})")
+
+
+def nbtok_or_skip(modname="nbtok", attr=None):
+    """Import an nbtok module (optionally check one attribute) or skip.
+
+    Old commits lack later modules; benchmarking history must skip them, not fail.
+    """
+    import importlib
+    try:
+        mod = importlib.import_module(modname)
+    except ImportError as exc:
+        skip(f"{modname} is not available in this commit ({exc})")
+    if attr is not None and not hasattr(mod, attr):
+        skip(f"{modname}.{attr} is not available in this commit")
+    return mod
+
+
+# ------------------------------------------------------------------ measuring
+def mbps(nbytes, seconds):
+    """Throughput in MB/s (10**6 bytes per second)."""
+    return nbytes / seconds / 1e6
+
+
+def best_seconds(fn, *args, repeat=5, min_time=0.05, **kwargs):
+    """Best wall time of one call of ``fn(*args, **kwargs)``.
+
+    Each of ``repeat`` samples loops the call until ``min_time`` has passed and divides;
+    the minimum sample is returned. For ``track_`` ratio benchmarks, where asv does not
+    time anything itself.
+    """
+    best = float("inf")
+    for _ in range(repeat):
+        number = 0
+        t0 = time.perf_counter()
+        while True:
+            fn(*args, **kwargs)
+            number += 1
+            elapsed = time.perf_counter() - t0
+            if elapsed >= min_time:
+                break
+        best = min(best, elapsed / number)
+    return best
+
+
+def cpu_threads():
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def cpu_model():
+    """CPU model name from /proc/cpuinfo (or platform.processor())."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+    return platform.processor() or "unknown"
+
+
+def sentencepiece_text(text):
+    """SentencePiece-style surface form: whitespace runs -> one ``▁``, plus a leading ``▁``."""
+    return "\u2581" + "\u2581".join(text.split())

@@ -37,9 +37,9 @@ class Tokenizer:
     def from_gpt2(cls, vocab_json_path, merges_txt_path, pattern="gpt2", special_tokens=None):
         from .formats.gpt2 import load_gpt2
         from .models.bytelevel import ByteLevelBPE
-        ranks, specials = load_gpt2(vocab_json_path, merges_txt_path)
+        tokens, merges, specials = load_gpt2(vocab_json_path, merges_txt_path)
         specials.update(special_tokens or {})
-        return cls(ByteLevelBPE.from_ranks(ranks, pattern, specials))
+        return cls(ByteLevelBPE.from_merges(tokens, merges, pattern, specials))
 
     @classmethod
     def from_sentencepiece(cls, model_path):

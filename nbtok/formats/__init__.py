@@ -1,0 +1,1 @@
+"""Readers and writers for tokenizer file formats (pure Python, no protobuf or JSON schema libraries)."""

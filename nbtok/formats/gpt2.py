@@ -1,0 +1,101 @@
+"""GPT-2 ``vocab.json`` (encoder.json) + ``merges.txt`` (vocab.bpe).
+
+Tokens are written in GPT-2's printable byte alphabet (``bytes_to_unicode``): printable
+Latin-1 bytes stand for themselves, the other 68 bytes for U+0100 and up.
+"""
+import json
+from functools import lru_cache
+from pathlib import Path
+
+
+@lru_cache(maxsize=1)
+def bytes_to_unicode():
+    """byte value -> printable character, exactly GPT-2's ``encoder.py`` table."""
+    keep = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    table = {}
+    extra = 0
+    for b in range(256):
+        if b in keep:
+            table[b] = chr(b)
+        else:
+            table[b] = chr(256 + extra)
+            extra += 1
+    return table
+
+
+@lru_cache(maxsize=1)
+def unicode_to_bytes():
+    return {c: b for b, c in bytes_to_unicode().items()}
+
+
+def token_to_bytes(token, where):
+    table = unicode_to_bytes()
+    try:
+        return bytes(table[c] for c in token)
+    except KeyError as e:
+        raise ValueError(f"{where}: character {e.args[0]!r} is not in GPT-2's byte alphabet") from None
+
+
+def bytes_to_token(data):
+    table = bytes_to_unicode()
+    return "".join(table[b] for b in data)
+
+
+def _read_text(path):
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ValueError(f"cannot read {path}: {e}") from None
+
+
+def load_gpt2_vocab(vocab_json_path):
+    """``(tokens dict[bytes, int], specials dict[str, int])``. Entries whose text is not in
+    the byte alphabet (``<|endoftext|>``) are special tokens."""
+    try:
+        raw = json.loads(_read_text(vocab_json_path))
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{vocab_json_path}:{e.lineno}: invalid JSON: {e.msg}") from None
+    if not isinstance(raw, dict):
+        raise ValueError(f"{vocab_json_path}: expected a JSON object token -> id")
+    table = unicode_to_bytes()
+    tokens, specials = {}, {}
+    for token, idx in raw.items():
+        if not isinstance(idx, int) or isinstance(idx, bool) or not 0 <= idx < 1 << 31:
+            raise ValueError(f"{vocab_json_path}: id of {token!r} must be a non-negative integer, got {idx!r}")
+        if token and all(c in table for c in token):
+            tokens[bytes(table[c] for c in token)] = idx
+        else:
+            specials[token] = idx
+    if len(set(tokens.values()) | set(specials.values())) != len(raw):
+        raise ValueError(f"{vocab_json_path}: two tokens share an id")
+    return tokens, specials
+
+
+def load_gpt2_merges(merges_txt_path):
+    """``list[tuple[bytes, bytes]]`` in merge order; ``#version`` lines are skipped."""
+    merges = []
+    for lineno, line in enumerate(_read_text(merges_txt_path).split("\n"), 1):
+        if not line or (lineno == 1 and line.startswith("#version")):
+            continue
+        parts = line.split(" ")
+        if len(parts) != 2 or not parts[0] or not parts[1]:
+            raise ValueError(f"{merges_txt_path}:{lineno}: expected 'left right', got {line[:60]!r}")
+        where = f"{merges_txt_path}:{lineno}"
+        merges.append((token_to_bytes(parts[0], where), token_to_bytes(parts[1], where)))
+    return merges
+
+
+def load_gpt2(vocab_json_path, merges_txt_path):
+    """``(tokens, merges, specials)`` for ``ByteLevelBPE.from_merges``."""
+    tokens, specials = load_gpt2_vocab(vocab_json_path)
+    return tokens, load_gpt2_merges(merges_txt_path), specials
+
+
+def save_gpt2(tokens, merges, special_tokens, vocab_json_path, merges_txt_path):
+    """Write ``vocab.json`` (tokens and special tokens) and ``merges.txt`` (with a ``#version`` line)."""
+    vocab = {bytes_to_token(tok): idx for tok, idx in tokens.items()}
+    vocab.update(special_tokens)
+    vocab = dict(sorted(vocab.items(), key=lambda kv: kv[1]))
+    Path(vocab_json_path).write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
+    lines = ["#version: 0.2"] + [f"{bytes_to_token(a)} {bytes_to_token(b)}" for a, b in merges]
+    Path(merges_txt_path).write_text("\n".join(lines) + "\n", encoding="utf-8")

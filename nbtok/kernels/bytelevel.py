@@ -1,0 +1,238 @@
+"""Byte-level BPE encoding (tiktoken / GPT-2 semantics) over UTF-8 buffers.
+
+The model's arrays travel as one tuple ``M`` (see ``ByteLevelBPE.kernel_model``):
+
+    M = (piece_bytes, piece_offsets, slot_ids, slot_hashes,  # vocabulary + bytes -> id map
+         byte_ids,                                            # int32[256]: id of each single byte
+         map_keys, map_values,                                # merge table (kernels/bpe.py)
+         whole_piece)                                         # bool[1]: emit a pre-token found in
+                                                              # the vocabulary as is (tiktoken)
+
+Special tokens travel as ``S = (sp_bytes, sp_offsets, sp_ids, sp_first)``; ``sp_first[b]``
+is True when some special token starts with byte b.
+The pre-tokenizer travels as ``P = (table, cfg)`` (kernels/pretokenize.py).
+
+A batch is one flat buffer + offsets. ``encode_batch_*`` split it into chunks, one per
+``prange`` iteration, each with its own scratch, and write every document's ids at its
+byte offset in an output the size of the input (a document never has more tokens than
+bytes); ``compact_ragged`` then packs them.
+"""
+import numpy as np
+from numba import prange
+
+from .._jit import batch_kernel, kernel
+from .bpe import bpe_merge, new_scratch
+from .hashmap import bytesmap_get
+from .pretokenize import pretokenize
+
+
+@kernel
+def encode_piece(buf, start, end, M, out, pos, ids, scratch):
+    """BPE-encode the pre-token ``buf[start:end]`` into ``out[pos:]``; returns the new pos."""
+    if M[7][0]:
+        whole = bytesmap_get(M[2], M[3], M[0], M[1], buf, start, end)
+        if whole >= 0:
+            out[pos] = whole
+            return pos + 1
+    n = end - start
+    byte_ids = M[4]
+    for k in range(n):
+        ids[k] = byte_ids[buf[start + k]]
+    m = bpe_merge(ids, n, M[5], M[6], scratch[0], scratch[1], scratch[2], scratch[3], 0.0)
+    for k in range(m):
+        out[pos + k] = ids[k]
+    return pos + m
+
+
+@kernel
+def encode_pieces(buf, seg_start, ends, n_ends, M, out, pos, ids, scratch):
+    """Encode consecutive pre-tokens ending at ``ends[:n_ends]``, the first starting at seg_start."""
+    s = seg_start
+    for t in range(n_ends):
+        e = ends[t]
+        pos = encode_piece(buf, s, e, M, out, pos, ids, scratch)
+        s = e
+    return pos
+
+
+@kernel
+def find_special(buf, start, end, S):
+    """Leftmost-longest special token in ``buf[start:end]``: ``(position, length, id)`` or (end, 0, -1)."""
+    sp_bytes, sp_offsets, sp_ids, sp_first = S
+    n_sp = sp_ids.shape[0]
+    if n_sp == 0:
+        return end, 0, -1
+    for p in range(start, end):
+        if not sp_first[buf[p]]:
+            continue
+        best_len = 0
+        best_id = -1
+        for s in range(n_sp):
+            a = sp_offsets[s]
+            length = sp_offsets[s + 1] - a
+            if length <= best_len or p + length > end:
+                continue
+            ok = True
+            for k in range(length):
+                if buf[p + k] != sp_bytes[a + k]:
+                    ok = False
+                    break
+            if ok:
+                best_len = length
+                best_id = sp_ids[s]
+        if best_id >= 0:
+            return p, best_len, best_id
+    return end, 0, -1
+
+
+@kernel
+def encode_range(buf, start, end, M, P, S, out, pos, ends, ids, scratch):
+    """Encode ``buf[start:end]``: split at special tokens, pre-tokenize each segment, BPE each pre-token."""
+    seg = start
+    while True:
+        sp_pos, sp_len, sp_id = find_special(buf, seg, end, S)
+        n = pretokenize(buf, seg, sp_pos, P[0], P[1], ends)
+        pos = encode_pieces(buf, seg, ends, n, M, out, pos, ids, scratch)
+        if sp_id < 0:
+            return pos
+        out[pos] = sp_id
+        pos += 1
+        seg = sp_pos + sp_len
+
+
+@kernel
+def _chunk_bounds(offsets, n_chunks):
+    """Split documents into ``n_chunks`` runs of roughly equal bytes."""
+    n_docs = offsets.shape[0] - 1
+    bounds = np.empty(n_chunks + 1, np.int64)
+    total = offsets[n_docs] - offsets[0]
+    d = 0
+    bounds[0] = 0
+    for c in range(1, n_chunks):
+        target = offsets[0] + (total * c) // n_chunks
+        while d < n_docs and offsets[d] < target:
+            d += 1
+        bounds[c] = d
+    bounds[n_chunks] = n_docs
+    return bounds
+
+
+@kernel
+def _max_doc_len(offsets, lo, hi):
+    m = 1
+    for d in range(lo, hi):
+        m = max(m, offsets[d + 1] - offsets[d])
+    return m
+
+
+@batch_kernel
+def encode_batch_scan(buf, offsets, M, P, S, n_chunks):
+    """Encode every document ``buf[offsets[d]:offsets[d+1]]``; ids of document d are written at
+    ``out[offsets[d]:offsets[d] + counts[d]]``. Returns ``(out, counts)``."""
+    n_docs = offsets.shape[0] - 1
+    out = np.empty(max(offsets[n_docs], 1), np.int32)
+    counts = np.zeros(n_docs, np.int64)
+    bounds = _chunk_bounds(offsets, n_chunks)
+    for c in prange(n_chunks):
+        lo = bounds[c]
+        hi = bounds[c + 1]
+        if lo == hi:
+            continue
+        cap = _max_doc_len(offsets, lo, hi)
+        ends = np.empty(cap, np.int64)
+        ids = np.empty(cap, np.int32)
+        scratch = new_scratch(cap)
+        for d in range(lo, hi):
+            s = offsets[d]
+            counts[d] = encode_range(buf, s, offsets[d + 1], M, P, S, out, s, ends, ids, scratch) - s
+    return out, counts
+
+
+@batch_kernel
+def encode_batch_ends(buf, offsets, ends, end_offsets, M, n_chunks):
+    """Like ``encode_batch_scan`` with the pre-token ends computed outside (regex fallback):
+    document d's pre-tokens end at ``ends[end_offsets[d]:end_offsets[d+1]]``."""
+    n_docs = offsets.shape[0] - 1
+    out = np.empty(max(offsets[n_docs], 1), np.int32)
+    counts = np.zeros(n_docs, np.int64)
+    bounds = _chunk_bounds(offsets, n_chunks)
+    for c in prange(n_chunks):
+        lo = bounds[c]
+        hi = bounds[c + 1]
+        if lo == hi:
+            continue
+        cap = _max_doc_len(offsets, lo, hi)
+        ids = np.empty(cap, np.int32)
+        scratch = new_scratch(cap)
+        for d in range(lo, hi):
+            s = offsets[d]
+            e0 = end_offsets[d]
+            counts[d] = encode_pieces(buf, s, ends[e0:], end_offsets[d + 1] - e0, M, out, s, ids, scratch) - s
+    return out, counts
+
+
+@kernel
+def compact_ragged(out, offsets, counts):
+    """Pack ids written at each document's byte offset into ``(ids, id_offsets)``."""
+    n_docs = counts.shape[0]
+    id_offsets = np.zeros(n_docs + 1, np.int64)
+    for d in range(n_docs):
+        id_offsets[d + 1] = id_offsets[d] + counts[d]
+    ids = np.empty(id_offsets[n_docs], np.int32)
+    for d in range(n_docs):
+        src = offsets[d]
+        dst = id_offsets[d]
+        for k in range(counts[d]):
+            ids[dst + k] = out[src + k]
+    return ids, id_offsets
+
+
+@kernel
+def merge_table_from_ranks(piece_bytes, piece_offsets, slot_ids, slot_hashes, ranks):
+    """tiktoken semantics: every split of a token into two tokens is a merge to it, ranked by
+    the token's rank. Returns parallel ``(keys, values)`` for ``IntMap``."""
+    n = piece_offsets.shape[0] - 1
+    total = 0
+    for t in range(n):
+        total += max(piece_offsets[t + 1] - piece_offsets[t] - 1, 0)
+    keys = np.empty(total, np.int64)
+    values = np.empty(total, np.int64)
+    m = 0
+    for t in range(n):
+        s = piece_offsets[t]
+        e = piece_offsets[t + 1]
+        if ranks[t] < 0:
+            continue
+        for k in range(s + 1, e):
+            left = bytesmap_get(slot_ids, slot_hashes, piece_bytes, piece_offsets, piece_bytes, s, k)
+            if left < 0 or ranks[left] < 0:
+                continue
+            right = bytesmap_get(slot_ids, slot_hashes, piece_bytes, piece_offsets, piece_bytes, k, e)
+            if right < 0 or ranks[right] < 0:
+                continue
+            keys[m] = (np.int64(left) << 32) | right
+            values[m] = (np.int64(ranks[t]) << 32) | t
+            m += 1
+    return keys[:m], values[:m]
+
+
+@kernel
+def encode_one(buf, M, P, S):
+    """Encode one document (no thread pool): the path of ``encode``."""
+    n = buf.shape[0]
+    cap = max(n, 1)
+    out = np.empty(cap, np.int32)
+    ends = np.empty(cap, np.int64)
+    ids = np.empty(cap, np.int32)
+    pos = encode_range(buf, 0, n, M, P, S, out, 0, ends, ids, new_scratch(cap))
+    return out[:pos].copy()
+
+
+@kernel
+def encode_one_ends(buf, ends, M):
+    """Encode one segment whose pre-token ends were computed outside (regex fallback)."""
+    cap = max(buf.shape[0], 1)
+    out = np.empty(cap, np.int32)
+    ids = np.empty(cap, np.int32)
+    pos = encode_pieces(buf, 0, ends, ends.shape[0], M, out, 0, ids, new_scratch(cap))
+    return out[:pos].copy()

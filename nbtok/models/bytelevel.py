@@ -1,0 +1,338 @@
+"""Byte-level BPE (GPT-2, cl100k, o200k): tiktoken ranks or GPT-2 vocab + merges.
+
+Arrays: the vocabulary (``Vocab``), ``byte_ids`` (id of each single byte) and the merge
+table ``left << 32 | right -> rank << 32 | merged`` (``IntMap``), plus the pre-tokenizer's
+class table and config. Encoding is ``kernels/bytelevel.py``.
+"""
+import os
+from importlib import resources
+
+import numba
+import numpy as np
+
+from ..formats.gpt2 import bytes_to_token, token_to_bytes, unicode_to_bytes
+from ..kernels import bytelevel as K
+from ..kernels.hashmap import IntMap
+from ..pretokenizer import Pretokenizer
+from ..text import pack_utf8, utf8, utf8_array
+from ..vocab import CONTROL, NORMAL, UNUSED, Vocab, gather_piece_bytes
+
+
+def _special_arrays(specials):
+    """``S`` tuple for the kernels from ``{text: id}``."""
+    items = sorted(specials.items())
+    data = [s.encode("utf-8") for s, _ in items]
+    offsets = np.zeros(len(data) + 1, np.int64)
+    np.cumsum([len(d) for d in data], out=offsets[1:])
+    first = np.zeros(256, np.bool_)
+    for d in data:
+        first[d[0]] = True
+    return (np.frombuffer(b"".join(data), np.uint8).copy(), offsets,
+            np.array([i for _, i in items], np.int32), first)
+
+
+class ByteLevelBPE:
+    model_type = "bytelevel_bpe"
+
+    def __init__(self, vocab, merge_keys, merge_values, byte_ids, pattern, special_tokens,
+                 whole_piece=True, merges=None):
+        self.vocab = vocab
+        self.merge_keys = np.ascontiguousarray(merge_keys, np.int64)      # compact pairs, as stored
+        self.merge_values = np.ascontiguousarray(merge_values, np.int64)
+        self.merge_map = IntMap.from_arrays(self.merge_keys, self.merge_values)
+        self.byte_ids = np.ascontiguousarray(byte_ids, np.int32)
+        self.pattern = pattern
+        self.pre = Pretokenizer(pattern)
+        self.special_tokens = dict(special_tokens)
+        self.whole_piece = bool(whole_piece)
+        self._merges = merges
+        self._validate()
+        self._M = (vocab.piece_bytes, vocab.piece_offsets, vocab.map.slot_ids, vocab.map.slot_hashes,
+                   self.byte_ids, self.merge_map.keys, self.merge_map.values, np.array([self.whole_piece]))
+        self._S_cache = {}
+        self._bad_ids = vocab.kinds == UNUSED
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_ranks(cls, ranks, pattern="gpt2", special_tokens=None):
+        """tiktoken semantics: ``ranks`` maps token bytes to rank (= id); a pair merges when
+        its concatenation is a token, lowest rank first."""
+        special_tokens = dict(special_tokens or {})
+        vocab, rank_of = _build_vocab(ranks, special_tokens)
+        keys, values = K.merge_table_from_ranks(vocab.piece_bytes, vocab.piece_offsets,
+                                                vocab.map.slot_ids, vocab.map.slot_hashes, rank_of)
+        return cls(vocab, keys, values, _byte_ids(ranks), pattern, special_tokens, whole_piece=True)
+
+    @classmethod
+    def from_merges(cls, tokens, merges, pattern="gpt2", special_tokens=None, whole_piece=True):
+        """GPT-2 / HF semantics: ``merges[i] = (left, right)`` has rank i and produces the token
+        ``left + right``; only listed pairs merge."""
+        special_tokens = dict(special_tokens or {})
+        vocab, _ = _build_vocab(tokens, special_tokens)
+        keys = np.empty(len(merges), np.int64)
+        values = np.empty(len(merges), np.int64)
+        for rank, (a, b) in enumerate(merges):
+            ia, ib, im = tokens.get(a), tokens.get(b), tokens.get(a + b)
+            if ia is None or ib is None or im is None:
+                missing = a if ia is None else b if ib is None else a + b
+                raise ValueError(f"merge {rank} ({bytes_to_token(a)} {bytes_to_token(b)}): "
+                                 f"{bytes_to_token(missing)!r} is not in the vocabulary")
+            keys[rank] = (ia << 32) | ib
+            values[rank] = (rank << 32) | im
+        return cls(vocab, keys, values, _byte_ids(tokens), pattern, special_tokens,
+                   whole_piece=whole_piece, merges=list(merges))
+
+    def _validate(self):
+        n = len(self.vocab)
+        if self.byte_ids.shape != (256,) or self.byte_ids.min() < 0 or self.byte_ids.max() >= n:
+            raise ValueError("byte_ids must give a valid id for each of the 256 bytes")
+        keys, vals = self.merge_keys, self.merge_values
+        if keys.size:
+            if (keys >> 32).max() >= n or (keys & 0xFFFFFFFF).max() >= n or (vals & 0xFFFFFFFF).max() >= n or vals.min() < 0:
+                raise ValueError("merge table refers to ids outside the vocabulary")
+        for text, i in self.special_tokens.items():
+            if not text or not 0 <= i < n:
+                raise ValueError(f"special token {text!r} has an invalid id {i}")
+
+    # ------------------------------------------------------------------ state
+    def state(self):
+        return {"vocab": self.vocab.__getstate__(), "merge_keys": self.merge_keys,
+                "merge_values": self.merge_values, "byte_ids": self.byte_ids,
+                "pattern": self.pattern, "special_tokens": self.special_tokens,
+                "whole_piece": self.whole_piece, "merges": self._merges}
+
+    @classmethod
+    def from_state(cls, st):
+        vocab = Vocab.__new__(Vocab)
+        vocab.__setstate__(st["vocab"])
+        return cls(vocab, st["merge_keys"], st["merge_values"], st["byte_ids"], st["pattern"],
+                   st["special_tokens"], st["whole_piece"], st.get("merges"))
+
+    def __getstate__(self):
+        return self.state()
+
+    def __setstate__(self, st):
+        self.__dict__.update(self.from_state(st).__dict__)
+
+    # ------------------------------------------------------------------ special tokens
+    def _allowed(self, text_or_none, allowed_special, disallowed_special):
+        """tiktoken's rules: returns the allowed set, raising for disallowed ones found in text."""
+        all_special = set(self.special_tokens)
+        if allowed_special == "all":
+            allowed = all_special
+        else:
+            allowed = set(allowed_special)
+            unknown = allowed - all_special
+            if unknown:
+                raise ValueError(f"unknown special tokens in allowed_special: {sorted(unknown)}")
+        disallowed = all_special - allowed if disallowed_special == "all" else set(disallowed_special)
+        return frozenset(allowed), disallowed
+
+    def _S(self, allowed):
+        S = self._S_cache.get(allowed)
+        if S is None:
+            S = _special_arrays({t: self.special_tokens[t] for t in allowed})
+            self._S_cache[allowed] = S
+        return S
+
+    @staticmethod
+    def _raise_disallowed(token):
+        raise ValueError(
+            f"Encountered text corresponding to disallowed special token {token!r}.\n"
+            f"Pass it in allowed_special (or allowed_special='all') to encode it as a special token, "
+            f"or disallowed_special=() to encode it as normal text.")
+
+    def _check_disallowed(self, text, disallowed):
+        for token in disallowed:
+            if token in text:
+                self._raise_disallowed(token)
+
+    # ------------------------------------------------------------------ encoding
+    def encode(self, text, allowed_special=frozenset(), disallowed_special="all"):
+        allowed, disallowed = self._allowed(text, allowed_special, disallowed_special)
+        if disallowed:
+            self._check_disallowed(text, disallowed)
+        if self.pre.cfg is None:
+            return self._encode_fallback(utf8(text), allowed)
+        return K.encode_one(utf8_array(text), self._M, (self.pre.table, self.pre.cfg), self._S(allowed))
+
+    def encode_ordinary(self, text):
+        return self.encode(text, allowed_special=(), disallowed_special=())
+
+    def encode_batch_ragged(self, texts, allowed_special=frozenset(), disallowed_special="all", num_threads=None):
+        allowed, disallowed = self._allowed(None, allowed_special, disallowed_special)
+        buf, offsets, encoded = pack_utf8(texts)
+        if disallowed:
+            for data in encoded:
+                for token in disallowed:
+                    if token.encode() in data:
+                        self._raise_disallowed(token)
+        threads = numba.get_num_threads() if num_threads is None else int(num_threads)
+        if self.pre.cfg is None:
+            parts = [self._encode_fallback(d, allowed) for d in encoded]
+            lengths = np.fromiter(map(len, parts), np.int64, len(parts))
+            id_offsets = np.zeros(len(parts) + 1, np.int64)
+            np.cumsum(lengths, out=id_offsets[1:])
+            return (np.concatenate(parts) if parts else np.zeros(0, np.int32)), id_offsets
+        n_chunks = max(1, min(len(texts), 8 * threads))
+        previous = numba.get_num_threads()
+        numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
+        try:
+            out, counts = K.encode_batch_scan(buf, offsets, self._M, (self.pre.table, self.pre.cfg),
+                                              self._S(allowed), n_chunks)
+        finally:
+            numba.set_num_threads(previous)
+        return K.compact_ragged(out, offsets, counts)
+
+    def _encode_fallback(self, data, allowed):
+        """Pre-tokenization by the ``regex`` module (a user pattern nbtok has no scanner for)."""
+        text = data.decode("utf-8")
+        pieces = []
+        start = 0
+        S = self._S(allowed)
+        buf = np.frombuffer(data, np.uint8)
+        while True:
+            pos, length, sid = K.find_special(buf, start, buf.shape[0], S)
+            segment = buf[start:pos]
+            if segment.shape[0]:
+                ends = self.pre.ends(segment, 0, segment.shape[0])
+                pieces.append(K.encode_one_ends(np.ascontiguousarray(segment), ends, self._M))
+            if sid < 0:
+                break
+            pieces.append(np.array([sid], np.int32))
+            start = pos + length
+        del text
+        return np.concatenate(pieces) if pieces else np.zeros(0, np.int32)
+
+    def encode_as_pieces(self, text, **opts):
+        return [self.id_to_piece(int(i)) for i in self.encode(text, **opts)]
+
+    # ------------------------------------------------------------------ decoding
+    def decode_bytes(self, ids):
+        ids = self.vocab.check_ids(ids)
+        if ids.size and self._bad_ids[ids].any():
+            bad = int(ids[self._bad_ids[ids]][0])
+            raise ValueError(f"token id {bad} is not in the vocabulary")
+        return gather_piece_bytes(ids, self.vocab.piece_bytes, self.vocab.piece_offsets, self._bad_ids).tobytes()
+
+    def decode(self, ids, errors="replace"):
+        return self.decode_bytes(ids).decode("utf-8", errors=errors)
+
+    # ------------------------------------------------------------------ vocabulary
+    def id_to_piece(self, i):
+        """The token in GPT-2's printable byte alphabet (``Ġhello``), or the special token's text."""
+        if self.vocab.kinds[i] == CONTROL:
+            return self.vocab.piece(i).decode("utf-8")
+        return bytes_to_token(self.vocab.piece(i))
+
+    def piece_to_id(self, piece):
+        if isinstance(piece, str):
+            if piece in self.special_tokens:
+                return self.special_tokens[piece]
+            table = unicode_to_bytes()
+            if not all(c in table for c in piece):
+                return -1
+            piece = token_to_bytes(piece, "piece")
+        i = self.vocab.get(piece)
+        return -1 if i < 0 or self.vocab.kinds[i] == UNUSED else i
+
+    @property
+    def ranks(self):
+        """token bytes -> rank (the ``.tiktoken`` content)."""
+        kinds = self.vocab.kinds
+        return {p: i for i, p in enumerate(self.vocab.pieces()) if kinds[i] == NORMAL}
+
+    def save_tiktoken(self, path):
+        from ..formats.tiktoken import save_tiktoken_ranks
+        save_tiktoken_ranks(self.ranks, path)
+
+    def save_gpt2(self, vocab_json_path, merges_txt_path):
+        from ..formats.gpt2 import save_gpt2
+        save_gpt2(self.ranks, self.merges, self.special_tokens, vocab_json_path, merges_txt_path)
+
+    @property
+    def merges(self):
+        """``list[(bytes, bytes)]`` in rank order (derived from the ranks when loaded from tiktoken)."""
+        if self._merges is None:
+            self._merges = _merges_from_table(self)
+        return self._merges
+
+
+def _merges_from_table(model):
+    """One merge per multi-byte token, in rank order: BPE over the token's bytes using only
+    lower-ranked merges leaves exactly two parts (tiktoken's ``bpe(..., max_rank)``)."""
+    ranks = model.ranks
+    merges = []
+    for token, rank in sorted(ranks.items(), key=lambda kv: kv[1]):
+        if len(token) < 2:
+            continue
+        parts = [token[i:i + 1] for i in range(len(token))]
+        while len(parts) > 2:
+            best, where = None, -1
+            for i in range(len(parts) - 1):
+                r = ranks.get(parts[i] + parts[i + 1])
+                if r is not None and r < rank and (best is None or r < best):
+                    best, where = r, i
+            if best is None:
+                break
+            parts[where:where + 2] = [parts[where] + parts[where + 1]]
+        if len(parts) == 2:
+            merges.append((parts[0], parts[1]))
+    return merges
+
+
+def _build_vocab(tokens, special_tokens):
+    """A ``Vocab`` over ids 0..max with gaps marked UNUSED; returns (vocab, rank per id or -1)."""
+    if not tokens:
+        raise ValueError("empty vocabulary")
+    ids = list(tokens.values()) + list(special_tokens.values())
+    n = max(ids) + 1
+    if n > 1 << 30:
+        raise ValueError(f"token id {n - 1} is too large")
+    pieces = [b""] * n
+    kinds = np.full(n, UNUSED, np.int8)
+    rank_of = np.full(n, -1, np.int64)
+    for tok, i in tokens.items():
+        if not isinstance(tok, bytes) or not tok:
+            raise ValueError(f"token {tok!r} must be non-empty bytes")
+        if kinds[i] != UNUSED:
+            raise ValueError(f"id {i} is given to two tokens")
+        pieces[i] = tok
+        kinds[i] = NORMAL
+        rank_of[i] = i
+    for text, i in special_tokens.items():
+        if not isinstance(text, str) or not text:
+            raise ValueError(f"special token {text!r} must be a non-empty str")
+        if kinds[i] != UNUSED:
+            raise ValueError(f"special token {text!r} reuses id {i}")
+        pieces[i] = text.encode("utf-8")
+        kinds[i] = CONTROL
+    vocab = Vocab(pieces, kinds=kinds)
+    return vocab, rank_of
+
+
+def _byte_ids(tokens):
+    ids = np.empty(256, np.int32)
+    for b in range(256):
+        i = tokens.get(bytes([b]))
+        if i is None:
+            raise ValueError(f"the vocabulary has no token for the single byte 0x{b:02x}: "
+                             "byte-level BPE needs all 256")
+        ids[b] = i
+    return ids
+
+
+PATTERNS = {"gpt2": "gpt2"}
+BUNDLED = {"gpt2": ("gpt2.tiktoken.gz", "gpt2", {"<|endoftext|>": 50256})}
+
+
+def bundled_encoding(name="gpt2"):
+    if name not in BUNDLED:
+        raise ValueError(f"nbtok bundles only {sorted(BUNDLED)}; load other ranks with "
+                         f"Tokenizer.from_tiktoken(path, pattern={name!r})")
+    from ..formats.tiktoken import load_tiktoken_ranks
+    filename, pattern, specials = BUNDLED[name]
+    path = resources.files("nbtok") / "data" / filename
+    with resources.as_file(path) as p:
+        ranks = load_tiktoken_ranks(os.fspath(p))
+    return ByteLevelBPE.from_ranks(ranks, pattern, specials)

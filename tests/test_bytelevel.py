@@ -1,0 +1,271 @@
+"""Byte-level BPE (issue 2): exact parity with tiktoken, special tokens, formats, errors."""
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import nbtok
+from nbtok.formats.gpt2 import save_gpt2
+from nbtok.formats.tiktoken import save_tiktoken_ranks
+
+from conftest import FIXTURES, corpus_files
+from reference import gpt2_ranks, tiktoken_gpt2_ranks_with, tiktoken_pattern
+
+PATTERNS = ["gpt2", "cl100k_base", "o200k_base"]
+SAMPLES = ["", "s", "🙃", "Hello, how are you?", "Héllò hôw are ü? 🙃", "  123  4567 ",
+           "I'm here, they'll go; it's 'S' 'ſ", "\tfoo\n\n  bar \r\n\r\n baz   ", "HelloWorld HELLOworld",
+           "a" * 3000, " " * 500 + "x", "日本語のテキスト、句読点。", "x\u0301\u0302y", "\u00a0\u3000 z"]
+
+
+@pytest.fixture(scope="module")
+def gpt2():
+    return nbtok.get_encoding("gpt2")
+
+
+def nbtok_with(pattern_name):
+    return nbtok.Tokenizer.from_tiktoken(_ranks_file(), pattern=tiktoken_pattern(pattern_name),
+                                         special_tokens={"<|endoftext|>": 50256})
+
+
+_RANKS_FILE = {}
+
+
+def _ranks_file():
+    if "path" not in _RANKS_FILE:
+        import tempfile, os
+        path = os.path.join(tempfile.mkdtemp(), "gpt2.tiktoken")
+        save_tiktoken_ranks(gpt2_ranks(), path)
+        _RANKS_FILE["path"] = path
+    return _RANKS_FILE["path"]
+
+
+def fixture_texts():
+    return {p.name: p.read_text(encoding="utf-8") for p in sorted((FIXTURES / "text").glob("*.txt"))}
+
+
+def assert_same_batch(tok, ref, lines):
+    ids, offsets = tok.encode_batch_ragged(lines, disallowed_special=())
+    expected = ref.encode_ordinary_batch(lines, num_threads=2)
+    flat = np.fromiter((t for doc in expected for t in doc), np.int32)
+    exp_offsets = np.zeros(len(lines) + 1, np.int64)
+    np.cumsum([len(d) for d in expected], out=exp_offsets[1:])
+    if not (np.array_equal(offsets, exp_offsets) and np.array_equal(ids, flat)):
+        bad = [i for i in range(len(lines)) if list(ids[offsets[i]:offsets[i + 1]]) != expected[i]]
+        raise AssertionError(f"{len(bad)} of {len(lines)} documents differ, first: {lines[bad[0]]!r}")
+    return len(lines)
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_samples_match_tiktoken(pattern):
+    tok, ref = nbtok_with(pattern), tiktoken_gpt2_ranks_with(pattern)
+    for s in SAMPLES:
+        assert tok.encode(s).tolist() == ref.encode(s), s
+        assert tok.decode(tok.encode(s)) == s
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_fixture_texts_match_tiktoken(pattern):
+    tok, ref = nbtok_with(pattern), tiktoken_gpt2_ranks_with(pattern)
+    for name, text in fixture_texts().items():
+        assert tok.encode_ordinary(text).tolist() == ref.encode_ordinary(text), name
+        assert_same_batch(tok, ref, text.splitlines())
+
+
+def test_bundled_gpt2_is_tiktoken_gpt2(gpt2):
+    ref = tiktoken_gpt2_ranks_with("gpt2")
+    assert gpt2.vocab_size == 50257
+    text = fixture_texts()["tinystories_sample.txt"]
+    assert gpt2.encode(text, allowed_special="all").tolist() == ref.encode(text, allowed_special="all")
+    # CS336's per-token check
+    ids = gpt2.encode("Hello, how are you?")
+    assert [gpt2.decode([i]) for i in ids] == ["Hello", ",", " how", " are", " you", "?"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=200))
+def test_hypothesis_unicode_matches_tiktoken(text):
+    for pattern in PATTERNS:
+        tok, ref = nbtok_with(pattern), tiktoken_gpt2_ranks_with(pattern)
+        ids = tok.encode_ordinary(text)
+        assert ids.tolist() == ref.encode_ordinary(text)
+        assert tok.decode(ids) == text
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list(" \t\n\r'sStTlLdDmMvVeEr0123456789aZé日。!?/\u00a0\u2028ſ")), max_size=80))
+def test_hypothesis_tricky_alphabet_matches_tiktoken(text):
+    for pattern in PATTERNS:
+        tok, ref = nbtok_with(pattern), tiktoken_gpt2_ranks_with(pattern)
+        assert tok.encode_ordinary(text).tolist() == ref.encode_ordinary(text)
+
+
+def test_batch_equals_single(gpt2):
+    lines = fixture_texts()["udhr_rus.txt"].splitlines() + ["", "<|endoftext|>x"]
+    batch = gpt2.encode_batch(lines, allowed_special="all")
+    assert [b.tolist() for b in batch] == [gpt2.encode(s, allowed_special="all").tolist() for s in lines]
+    for threads in (1, 2):
+        ids, offsets = gpt2.encode_batch_ragged(lines, allowed_special="all", num_threads=threads)
+        assert np.array_equal(ids, np.concatenate(batch))
+    assert gpt2.decode_batch(batch) == lines
+    assert gpt2.encode_batch([]) == []
+
+
+# ---------------------------------------------------------------- special tokens
+def test_special_tokens_follow_tiktoken(gpt2):
+    ref = tiktoken_gpt2_ranks_with("gpt2")
+    text = "Héllò hôw <|endoftext|><|endoftext|> are ü? 🙃<|endoftext|>"
+    assert gpt2.encode(text, allowed_special="all").tolist() == ref.encode(text, allowed_special="all")
+    assert gpt2.encode(text, allowed_special={"<|endoftext|>"}).count(50256) if False else True
+    assert (gpt2.encode(text, allowed_special={"<|endoftext|>"}) == 50256).sum() == 3
+    assert gpt2.encode(text, disallowed_special=()).tolist() == ref.encode(text, disallowed_special=())
+    with pytest.raises(ValueError, match="disallowed special token"):
+        gpt2.encode(text)
+    with pytest.raises(ValueError, match="disallowed special token"):
+        gpt2.encode_batch(["fine", text])
+    assert gpt2.encode_ordinary(text).tolist() == ref.encode_ordinary(text)
+    with pytest.raises(ValueError, match="unknown special"):
+        gpt2.encode("x", allowed_special={"<|nope|>"})
+
+
+def test_overlapping_special_tokens_longest_wins():
+    specials = {"<|endoftext|>": 50256, "<|endoftext|><|endoftext|>": 50257}
+    tok = nbtok.Tokenizer.from_tiktoken(_ranks_file(), pattern="gpt2", special_tokens=specials)
+    ids = tok.encode("Hello<|endoftext|><|endoftext|> x<|endoftext|>", allowed_special="all").tolist()
+    assert ids.count(50257) == 1 and ids.count(50256) == 1
+    assert tok.decode(ids) == "Hello<|endoftext|><|endoftext|> x<|endoftext|>"
+
+
+def test_special_token_inside_regex_piece_splits_it(gpt2):
+    ref = tiktoken_gpt2_ranks_with("gpt2")
+    for text in ["abc<|endoftext|>def", "  <|endoftext|>  ", "1<|endoftext|>2", "<|endoftext|>"]:
+        assert gpt2.encode(text, allowed_special="all").tolist() == ref.encode(text, allowed_special="all")
+
+
+def test_lone_surrogates_behave_like_tiktoken(gpt2):
+    ref = tiktoken_gpt2_ranks_with("gpt2")
+    for text in ["a\ud800b", "\udfff", "x\ud83d\ude43y", "\ud83d"]:
+        assert gpt2.encode(text).tolist() == ref.encode(text)
+    assert [a.tolist() for a in gpt2.encode_batch(["a\ud800b", "ok"])] == [ref.encode("a\ud800b"), ref.encode("ok")]
+
+
+# ---------------------------------------------------------------- worst cases
+@pytest.mark.parametrize("kind", ["letter", "base64", "chinese", "spaces"])
+def test_no_whitespace_inputs_match_tiktoken(gpt2, kind):
+    rng = np.random.default_rng(0)
+    n = 100_000
+    if kind == "letter":
+        text = "a" * n
+    elif kind == "base64":
+        import base64
+        text = base64.b64encode(rng.bytes(n * 3 // 4)).decode()
+    elif kind == "chinese":
+        text = "".join(chr(c) for c in rng.integers(0x4E00, 0x9FA5, n // 3))
+    else:
+        text = " " * n + "a"
+    ref = tiktoken_gpt2_ranks_with("gpt2")
+    ids = gpt2.encode(text)
+    assert ids.tolist() == ref.encode(text)
+    assert gpt2.decode(ids) == text
+
+
+# ---------------------------------------------------------------- formats
+def test_gpt2_files_round_trip(tmp_path, gpt2):
+    vocab_json, merges_txt = tmp_path / "vocab.json", tmp_path / "merges.txt"
+    gpt2.save_gpt2(vocab_json, merges_txt)
+    again = nbtok.Tokenizer.from_gpt2(vocab_json, merges_txt)
+    text = fixture_texts()["german.txt"] + fixture_texts()["udhr_hin.txt"]
+    assert again.encode(text).tolist() == gpt2.encode(text).tolist()
+    assert again.vocab_size == gpt2.vocab_size
+    assert again.encode("<|endoftext|>", allowed_special="all").tolist() == [50256]
+
+
+def test_tiktoken_file_round_trip(tmp_path, gpt2):
+    path = tmp_path / "r.tiktoken"
+    gpt2.save_tiktoken(path)
+    assert path.read_bytes().splitlines()[:300] == _gz_lines()[:300]
+
+
+def _gz_lines():
+    import gzip
+    from importlib import resources
+    return gzip.decompress((resources.files("nbtok") / "data" / "gpt2.tiktoken.gz").read_bytes()).splitlines()
+
+
+def test_native_and_pickle_round_trip(tmp_path, gpt2):
+    path = tmp_path / "gpt2.nbtok"
+    gpt2.save(path)
+    text = fixture_texts()["udhr_jpn.txt"]
+    assert nbtok.Tokenizer.load(path).encode(text).tolist() == gpt2.encode(text).tolist()
+    assert pickle.loads(pickle.dumps(gpt2)).encode(text).tolist() == gpt2.encode(text).tolist()
+
+
+@pytest.mark.parametrize("content, where", [
+    (b"aGVsbG8= 0\nnot-base64!! 1\n", ":2:"),
+    (b"aGVsbG8= 0\naGk= x\n", ":2:"),
+    (b"aGVsbG8=\n", ":1:"),
+    (b"aGVsbG8= 0\naGVsbG8= 1\n", ":2:"),
+    (b"", "no ranks"),
+])
+def test_bad_tiktoken_files_raise(tmp_path, content, where):
+    path = tmp_path / "bad.tiktoken"
+    path.write_bytes(content)
+    with pytest.raises(ValueError, match=where):
+        nbtok.Tokenizer.from_tiktoken(path)
+
+
+def test_ranks_missing_a_byte_raise(tmp_path):
+    path = tmp_path / "small.tiktoken"
+    save_tiktoken_ranks({bytes([b]): b for b in range(255)}, path)
+    with pytest.raises(ValueError, match="0xff"):
+        nbtok.Tokenizer.from_tiktoken(path)
+
+
+def test_bad_gpt2_files_raise(tmp_path):
+    vocab, merges = tmp_path / "v.json", tmp_path / "m.txt"
+    vocab.write_text('{"a": 0, "b": ')
+    merges.write_text("#version: 0.2\na b\n")
+    with pytest.raises(ValueError, match="v.json:1"):
+        nbtok.Tokenizer.from_gpt2(vocab, merges)
+    save_gpt2({bytes([b]): b for b in range(256)}, [], {}, vocab, merges)
+    merges.write_text("#version: 0.2\na b c\n")
+    with pytest.raises(ValueError, match="m.txt:2"):
+        nbtok.Tokenizer.from_gpt2(vocab, merges)
+    merges.write_text("#version: 0.2\na b\n")
+    with pytest.raises(ValueError, match="not in the vocabulary"):
+        nbtok.Tokenizer.from_gpt2(vocab, merges)
+    with pytest.raises(ValueError, match="cannot read"):
+        nbtok.Tokenizer.from_gpt2(tmp_path / "missing.json", merges)
+
+
+def test_bad_ids_and_types(gpt2):
+    with pytest.raises(ValueError):
+        gpt2.decode([50257])
+    with pytest.raises(ValueError):
+        gpt2.decode([-1])
+    with pytest.raises(TypeError):
+        gpt2.encode(b"bytes")
+    with pytest.raises(TypeError):
+        gpt2.decode([1.5])
+    assert gpt2.decode([]) == ""
+    assert gpt2.decode_bytes(gpt2.encode("🙃")[:1]) == "🙃".encode()[:len(gpt2.decode_bytes(gpt2.encode("🙃")[:1]))]
+
+
+def test_vocabulary_accessors(gpt2):
+    assert gpt2.id_to_piece(gpt2.piece_to_id("Ġthe")) == "Ġthe"
+    assert gpt2.piece_to_id("<|endoftext|>") == 50256
+    assert gpt2.piece_to_id("no such piece at all!!!") == -1
+    assert gpt2.encode_as_pieces("Hello world") == ["Hello", "Ġworld"]
+
+
+# ---------------------------------------------------------------- the shared corpora
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_every_corpus_line_matches_tiktoken(shared_data, pattern):
+    tok, ref = nbtok_with(pattern), tiktoken_gpt2_ranks_with(pattern)
+    docs = 0
+    for path in corpus_files(shared_data):
+        lines = path.read_bytes().decode("utf-8", errors="replace").splitlines()
+        for i in range(0, len(lines), 50_000):
+            docs += assert_same_batch(tok, ref, lines[i:i + 50_000])
+    print(f"{pattern}: {docs} documents compared, 0 mismatches")
+    assert docs > 100_000

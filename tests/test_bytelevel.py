@@ -116,7 +116,6 @@ def test_special_tokens_follow_tiktoken(gpt2):
     ref = tiktoken_gpt2_ranks_with("gpt2")
     text = "Héllò hôw <|endoftext|><|endoftext|> are ü? 🙃<|endoftext|>"
     assert gpt2.encode(text, allowed_special="all").tolist() == ref.encode(text, allowed_special="all")
-    assert gpt2.encode(text, allowed_special={"<|endoftext|>"}).count(50256) if False else True
     assert (gpt2.encode(text, allowed_special={"<|endoftext|>"}) == 50256).sum() == 3
     assert gpt2.encode(text, disallowed_special=()).tolist() == ref.encode(text, disallowed_special=())
     with pytest.raises(ValueError, match="disallowed special token"):
@@ -248,7 +247,9 @@ def test_bad_ids_and_types(gpt2):
     with pytest.raises(TypeError):
         gpt2.decode([1.5])
     assert gpt2.decode([]) == ""
-    assert gpt2.decode_bytes(gpt2.encode("🙃")[:1]) == "🙃".encode()[:len(gpt2.decode_bytes(gpt2.encode("🙃")[:1]))]
+    ids = gpt2.encode("🙃")
+    assert len(ids) > 1 and b"".join(gpt2.decode_bytes([i]) for i in ids) == "🙃".encode()
+    assert gpt2.decode(ids[:1]) == "\ufffd"
 
 
 def test_vocabulary_accessors(gpt2):

@@ -1,0 +1,330 @@
+"""Byte-level pre-tokenizers (GPT-2, cl100k, o200k families) as one hand-written scanner.
+
+The scanner walks UTF-8 bytes and reproduces, byte for byte, the leftmost-first match sequence of
+``regex.findall(pattern, text)`` (and tiktoken's split) for the patterns in
+``nbtok.pretokenizer.KNOWN_PATTERNS``. At each position the alternatives are tried in the
+pattern's order -- contraction, letters, digits, punctuation, whitespace -- and the first that
+matches wins, with each alternative's greedy/backtracking outcome computed directly:
+
+* ``\\s+(?!\\S)`` backs off one character before a non-space; a one-char run falls to ``\\s``.
+* ``\\s*[\\r\\n]`` / ``\\s*[\\r\\n]+`` end after the LAST CR/LF of the whitespace run.
+* ``\\s++$`` (tiktoken cl100k) takes a whitespace run that reaches the end, before the newline rule.
+* o200k's ``[A|C]*[B|C]+`` gives back trailing A chars up to the last C (A = Lu|Lt, B = Ll,
+  C = Lm|Lo|M); ``[A|C]+[B|C]*`` catches what is left; the optional ``[^\\r\\n\\p{L}\\p{N}]``
+  prefix is non-possessive, so a leading mark that cannot prefix a word is a word of its own.
+
+Possessive and non-possessive spellings of these patterns give identical splits, so they share a
+config. "End of text" (``$``, ``(?!\\S)`` at the end) is ``end``: the scanner sees one document.
+
+Input is ``buf[start:end]``, valid UTF-8 (the caller encodes from ``str``). ``table`` is
+``nbtok.unicode_classes.load_table()``: per code point bits L=1, N=2, WS=4, UP=8 (Lu|Lt),
+LOW=16 (Ll), OTH=32 (Lm|Lo|M).
+
+cfg (int64[8]) -- build it with ``nbtok.pretokenizer.scanner_config(name_or_pattern)``:
+
+====  ===========  =========================================================================
+idx   name         values
+====  ===========  =========================================================================
+0     CONTR        0 none; 1 ``'(?:[sdmt]|ll|ve|re)`` first alternative, case-sensitive (GPT-2);
+                   2 same, case-insensitive (cl100k; ``'ſ`` U+017F matches like ``'s``);
+                   3 o200k: case-insensitive ``(?:'s|'t|'re|'ve|'m|'ll|'d)?`` attached to the
+                   end of each letter run, no standalone alternative
+1     LETTERS      0 `` ?\\p{L}+`` (GPT-2); 1 ``[^\\r\\n\\p{L}\\p{N}]?\\p{L}+`` (cl100k);
+                   2 o200k's two case-aware alternatives, each with that optional prefix
+2     DIGITS       max digits per group: 0 unbounded (``\\p{N}+``), else k (``\\p{N}{1,k}``)
+3     DIGIT_SPACE  1: digits take an optional leading space `` ?\\p{N}..`` (GPT-2); 0: none
+4     PUNCT_TAIL   0 none; 1 ``[\\r\\n]*`` (cl100k); 2 ``[\\r\\n/]*`` (o200k)
+5     NEWLINE      1: ``\\s*[\\r\\n]+`` alternative before ``\\s+(?!\\S)`` (cl100k, o200k); 0: none
+6     WS_END       1: ``\\s++$`` before the newline rule (tiktoken's cl100k and gpt2); 0: none
+7     PUNCT_SPACE  1: punctuation takes an optional leading space `` ?[^\\s\\p{L}\\p{N}]+`` (all)
+====  ===========  =========================================================================
+
+Kernels:
+
+* ``pretokenize(buf, start, end, table, cfg, out_ends) -> count`` writes the ABSOLUTE end
+  offset of each pre-token to ``out_ends[:count]`` (pre-tokens are contiguous and cover
+  ``[start, end)``; ``out_ends`` needs room for ``end - start`` entries).
+* ``next_end(buf, i, end, table, cfg) -> int`` the end of the pre-token starting at ``i``.
+* ``pretokenize_batch(buf, offsets, table, cfg, out_ends, counts)``: document d is
+  ``buf[offsets[d]:offsets[d+1]]``; its ends go to ``out_ends[offsets[d]:offsets[d]+counts[d]]``
+  (``out_ends`` has ``len(buf)`` entries), parallel over documents.
+"""
+import numpy as np
+from numba import prange
+
+from .._jit import batch_kernel, kernel
+
+L, N, WS, UP, LOW, OTH = 1, 2, 4, 8, 16, 32
+CONTR, LETTERS, DIGITS, DIGIT_SPACE, PUNCT_TAIL, NEWLINE, WS_END, PUNCT_SPACE = range(8)
+CFG_SIZE = 8
+
+# contraction modes / letter modes
+CONTR_NONE, CONTR_CASE, CONTR_ICASE, CONTR_ATTACHED = 0, 1, 2, 3
+LETTERS_SPACE, LETTERS_PREFIX, LETTERS_O200K = 0, 1, 2
+
+
+@kernel
+def decode_at(buf, i):
+    """(code point, byte length) of the UTF-8 character at ``buf[i]`` (input is valid)."""
+    b0 = np.int64(buf[i])
+    if b0 < 0x80:
+        return b0, 1
+    if b0 < 0xE0:
+        return ((b0 & 0x1F) << 6) | (np.int64(buf[i + 1]) & 0x3F), 2
+    if b0 < 0xF0:
+        return (((b0 & 0x0F) << 12) | ((np.int64(buf[i + 1]) & 0x3F) << 6)
+                | (np.int64(buf[i + 2]) & 0x3F)), 3
+    return (((b0 & 0x07) << 18) | ((np.int64(buf[i + 1]) & 0x3F) << 12)
+            | ((np.int64(buf[i + 2]) & 0x3F) << 6) | (np.int64(buf[i + 3]) & 0x3F)), 4
+
+
+@kernel
+def class_at(buf, i, table):
+    """(class bits, code point, byte length) at ``buf[i]``."""
+    b0 = buf[i]
+    if b0 < 0x80:
+        return np.int64(table[b0]), np.int64(b0), 1
+    cp, n = decode_at(buf, i)
+    return np.int64(table[cp]), cp, n
+
+
+@kernel
+def run_end(buf, i, end, table, mask):
+    """End of the maximal run, from ``i``, of characters whose class has a bit in ``mask``."""
+    while i < end:
+        b0 = buf[i]
+        if b0 < 0x80:
+            if table[b0] & mask:
+                i += 1
+                continue
+            return i
+        cp, n = decode_at(buf, i)
+        if table[cp] & mask:
+            i += n
+        else:
+            return i
+    return i
+
+
+@kernel
+def digit_run_end(buf, i, end, table, maxd):
+    """End of ``\\p{N}{1,maxd}`` (``maxd`` 0: unbounded) at ``i`` (``buf[i]`` is a digit)."""
+    if maxd <= 0:
+        return run_end(buf, i, end, table, N)
+    k = 0
+    while i < end and k < maxd:
+        c, cp, n = class_at(buf, i, table)
+        if c & N:
+            i += n
+            k += 1
+        else:
+            break
+    return i
+
+
+@kernel
+def contraction_len(buf, p, end, icase):
+    """Byte length of ``[sdmt]|ll|ve|re`` at ``p`` (after an apostrophe), 0 if none.
+
+    Case-insensitive matching follows the ``regex`` module: ASCII case plus U+017F (long s) for s.
+    """
+    if p >= end:
+        return 0
+    b = np.int64(buf[p])
+    if icase:
+        if b == 0xC5 and p + 1 < end and buf[p + 1] == 0xBF:  # U+017F folds to 's'
+            return 2
+        if 65 <= b <= 90:
+            b += 32
+    if b == 115 or b == 116 or b == 109 or b == 100:  # s t m d
+        return 1
+    if p + 1 < end and (b == 114 or b == 118 or b == 108):  # r v l
+        b2 = np.int64(buf[p + 1])
+        if icase and 65 <= b2 <= 90:
+            b2 += 32
+        if b2 == 101 and b != 108:  # re ve
+            return 2
+        if b2 == 108 and b == 108:  # ll
+            return 2
+    return 0
+
+
+@kernel
+def attach_contraction(buf, r, end):
+    """o200k: extend a word ending at ``r`` by an optional ``(?i:'s|'t|'re|'ve|'m|'ll|'d)``."""
+    if r < end and buf[r] == 0x27:
+        m = contraction_len(buf, r + 1, end, True)
+        if m > 0:
+            return r + 1 + m
+    return r
+
+
+@kernel
+def o200k_word(buf, p, end, table, allow_second):
+    """o200k's letter alternatives (without prefix / contraction) at ``p``; -1 if no match.
+
+    First ``[A|C]*[B|C]+``: the maximal A|C run, then if a B follows extend over B|C; otherwise
+    give back trailing A chars up to the last C. If ``allow_second``, fall back to
+    ``[A|C]+[B|C]*`` (which, after the first failed, is just the nonempty A run).
+    """
+    q = p
+    last_c_end = np.int64(-1)
+    while q < end:
+        c, cp, n = class_at(buf, q, table)
+        if c & (UP | OTH):
+            q += n
+            if c & OTH:
+                last_c_end = q
+        else:
+            break
+    if q < end:
+        c, cp, n = class_at(buf, q, table)
+        if c & LOW:
+            return run_end(buf, q + n, end, table, LOW | OTH)
+    if last_c_end >= 0:
+        return last_c_end
+    if allow_second and q > p:
+        return q
+    return -1
+
+
+@kernel
+def whitespace_end(buf, i, end, table, newline, ws_end):
+    """``\\s++$ | \\s*[\\r\\n]+ | \\s+(?!\\S) | \\s+`` at ``i`` (``buf[i]`` is whitespace)."""
+    j = i
+    last_start = i
+    last_nl_end = np.int64(-1)
+    while j < end:
+        b0 = buf[j]
+        if b0 < 0x80:
+            if table[b0] & WS:
+                last_start = j
+                j += 1
+                if b0 == 10 or b0 == 13:
+                    last_nl_end = j
+                continue
+            break
+        cp, n = decode_at(buf, j)
+        if table[cp] & WS:
+            last_start = j
+            j += n
+        else:
+            break
+    if j == end and ws_end:
+        return j
+    if newline and last_nl_end >= 0:
+        return last_nl_end
+    if j == end or last_start == i:
+        return j
+    return last_start
+
+
+@kernel
+def punct_end(buf, p, end, table, tail):
+    """``[^\\s\\p{L}\\p{N}]+`` from ``p`` then the ``[\\r\\n]*`` / ``[\\r\\n/]*`` tail."""
+    while p < end:
+        b0 = buf[p]
+        if b0 < 0x80:
+            if table[b0] & (L | N | WS):
+                break
+            p += 1
+            continue
+        cp, n = decode_at(buf, p)
+        if table[cp] & (L | N | WS):
+            break
+        p += n
+    if tail:
+        while p < end:
+            b0 = buf[p]
+            if b0 == 10 or b0 == 13 or (tail == 2 and b0 == 47):
+                p += 1
+            else:
+                break
+    return p
+
+
+@kernel
+def next_end(buf, i, end, table, cfg):
+    """End offset of the pre-token that starts at ``i`` (``start <= i < end``)."""
+    contr = cfg[CONTR]
+    c0, cp0, n0 = class_at(buf, i, table)
+    i1 = i + n0
+    # 1. standalone contractions (GPT-2 / cl100k): first alternative
+    if cp0 == 0x27 and (contr == CONTR_CASE or contr == CONTR_ICASE):
+        m = contraction_len(buf, i1, end, contr == CONTR_ICASE)
+        if m > 0:
+            return i1 + m
+    letters = cfg[LETTERS]
+    # 2. letters
+    if letters == LETTERS_O200K:
+        if c0 & L:
+            r = o200k_word(buf, i, end, table, True)
+            return attach_contraction(buf, r, end) if contr == CONTR_ATTACHED else r
+        if not (c0 & N) and cp0 != 10 and cp0 != 13 and i1 < end:
+            # optional prefix [^\r\n\p{L}\p{N}] (non-possessive)
+            is_mark = (c0 & OTH) != 0
+            r = o200k_word(buf, i1, end, table, not is_mark)
+            if r < 0 and is_mark:
+                r = o200k_word(buf, i, end, table, False)  # the mark itself is [B|C]+
+            if r >= 0:
+                return attach_contraction(buf, r, end) if contr == CONTR_ATTACHED else r
+        elif (c0 & OTH) and not (c0 & N):
+            # a mark at the very end of the text
+            return i1
+    else:
+        if c0 & L:
+            r = run_end(buf, i1, end, table, L)
+            return attach_contraction(buf, r, end) if contr == CONTR_ATTACHED else r
+        if i1 < end:
+            if letters == LETTERS_SPACE:
+                has_prefix = cp0 == 0x20
+            else:
+                has_prefix = not (c0 & N) and cp0 != 10 and cp0 != 13
+            if has_prefix:
+                c1, cp1, n1 = class_at(buf, i1, table)
+                if c1 & L:
+                    r = run_end(buf, i1 + n1, end, table, L)
+                    return attach_contraction(buf, r, end) if contr == CONTR_ATTACHED else r
+    # 3. digits
+    maxd = cfg[DIGITS]
+    if c0 & N:
+        return digit_run_end(buf, i, end, table, maxd)
+    if cfg[DIGIT_SPACE] and cp0 == 0x20 and i1 < end:
+        c1, cp1, n1 = class_at(buf, i1, table)
+        if c1 & N:
+            return digit_run_end(buf, i1, end, table, maxd)
+    # 4. punctuation
+    tail = cfg[PUNCT_TAIL]
+    if not (c0 & (L | N | WS)):
+        return punct_end(buf, i1, end, table, tail)
+    if cfg[PUNCT_SPACE] and cp0 == 0x20 and i1 < end:
+        c1, cp1, n1 = class_at(buf, i1, table)
+        if not (c1 & (L | N | WS)):
+            return punct_end(buf, i1 + n1, end, table, tail)
+    # 5. whitespace (every non-space character was taken above)
+    return whitespace_end(buf, i, end, table, cfg[NEWLINE], cfg[WS_END])
+
+
+@kernel
+def pretokenize(buf, start, end, table, cfg, out_ends):
+    """Write the absolute end offset of each pre-token of ``buf[start:end]``; return the count."""
+    count = 0
+    i = start
+    while i < end:
+        i = next_end(buf, i, end, table, cfg)
+        out_ends[count] = i
+        count += 1
+    return count
+
+
+@batch_kernel
+def pretokenize_batch(buf, offsets, table, cfg, out_ends, counts):
+    """Pre-tokenize every document ``buf[offsets[d]:offsets[d+1]]`` in parallel.
+
+    Document d's ends are written to ``out_ends[offsets[d]:offsets[d] + counts[d]]``.
+    """
+    n = offsets.shape[0] - 1
+    for d in prange(n):
+        s = offsets[d]
+        counts[d] = pretokenize(buf, s, offsets[d + 1], table, cfg, out_ends[s:])
+    return counts

@@ -1,0 +1,57 @@
+"""The pinned Unicode class table used by the byte-level pre-tokenizer scanners.
+
+``nbtok/data/unicode_classes.npz`` is generated once by ``scripts/gen_unicode_table.py`` by
+probing every code point with the ``regex`` module (regex 2026.5.9 = **Unicode 17.0**), so the
+scanners' ``\\p{L}``, ``\\p{N}``, ``\\s``, ... are exactly those of ``regex.findall``. tiktoken 0.14
+uses Rust regex-syntax 0.8.11 = **Unicode 16.0**; the 4,700 code points where the two engines
+disagree (characters new in 17.0, plus property changes such as U+0295 Ll -> Lo) are stored in
+the same file, and ``load_table("tiktoken")`` applies them, giving a table that reproduces
+tiktoken's splits exactly. ``load_table()`` (flavour ``"regex"``) is the default.
+
+Bits (uint8 per code point, 0x110000 entries; surrogates are 0):
+
+    L=1 (\\p{L})  N=2 (\\p{N})  WS=4 (\\s, Unicode White_Space)
+    UP=8 (Lu|Lt)  LOW=16 (Ll)  OTH=32 (Lm|Lo|M)
+
+Tables are loaded lazily, once per flavour, and cached at module level (~3 ms).
+"""
+from pathlib import Path
+
+import numpy as np
+
+L, N, WS, UP, LOW, OTH = 1, 2, 4, 8, 16, 32
+PATH = Path(__file__).resolve().parent / "data" / "unicode_classes.npz"
+
+_cache = {}
+
+
+def _load():
+    if "npz" not in _cache:
+        with np.load(PATH) as z:
+            _cache["npz"] = {k: z[k] for k in z.files}
+    return _cache["npz"]
+
+
+def load_table(flavor="regex"):
+    """The class table as a read-only ``uint8[0x110000]``.
+
+    ``flavor="regex"``: the ``regex`` module's classes (Unicode 17.0); ``"tiktoken"``: tiktoken's
+    (Rust regex-syntax, Unicode 16.0).
+    """
+    table = _cache.get(flavor)
+    if table is None:
+        z = _load()
+        table = z["table"].copy()
+        if flavor == "tiktoken":
+            table[z["tiktoken_diff_cp"]] = z["tiktoken_diff_val"]
+        elif flavor != "regex":
+            raise ValueError(f"unknown table flavor {flavor!r}: use 'regex' or 'tiktoken'")
+        table.setflags(write=False)
+        _cache[flavor] = table
+    return table
+
+
+def versions():
+    """(regex module version, its Unicode version, tiktoken's Unicode version) of the table."""
+    z = _load()
+    return str(z["regex_version"]), str(z["unicode_version"]), str(z["tiktoken_unicode_version"])

@@ -1,0 +1,232 @@
+"""Byte-level BPE training (GPT-2 style): ``nbtok.train_bpe``.
+
+1. Count unique pre-tokens (``nbtok.train.counting``: streaming, parallel, split on special
+   tokens first).
+2. Learn merges (``nbtok.kernels.train_bpe.bpe_train``: max-heap with lazy invalidation,
+   pair -> words inverted index, incremental pair counts; one kernel call, no Python per merge).
+3. Build the vocabulary and a ``Tokenizer`` over nbtok's byte-level BPE model.
+
+Vocabulary ids (both tie-break modes):
+
+* ``0 .. S-1``      the special tokens, in the order given;
+* ``S .. S+255``    the 256 single bytes in GPT-2's ``bytes_to_unicode`` order (printable
+                    bytes ``!``..``~``, ``¡``..``¬``, ``®``..``ÿ`` first, then the other 68 in
+                    byte order). This is the order of the CS336 reference vocabulary and of HF's
+                    ByteLevel alphabet (sorted by code point);
+* ``S+256 ..``      one id per merge, in merge order.
+
+``tie_break="greatest_bytes"`` (alias ``"cs336"``): among pairs with equal counts the
+lexicographically greatest ``(left bytes, right bytes)`` wins, and every merge gets its own
+id, even when its bytes equal an earlier token's (possible, rarely: then ``vocab`` holds the
+bytes twice, as the CS336 reference does). ``vocab_size - S - 256`` merges are learned.
+
+``tie_break="hf"``: HF tokenizers' ``BpeTrainer`` rule, the smallest ``(id_left, id_right)`` in
+the id layout above (= HF's with ``initial_alphabet=ByteLevel.alphabet()``); a merge whose bytes
+already exist reuses that id and adds no entry, and training goes on until the vocabulary
+holds ``vocab_size`` entries.
+
+In both modes a pair's count is the sum over unique pre-tokens of (occurrences of the pair in
+the pre-token, merged left to right) x (the pre-token's count); counts are int64 and exact.
+"""
+import sys
+import threading
+import time
+
+import numba
+import numpy as np
+
+from ..kernels import train_bpe as K
+from ..kernels.counting import words_to_symbols
+from ..tokenizer import Tokenizer
+from .counting import count_pretokens
+
+TIE_BREAKS = {"greatest_bytes": K.TIE_GREATEST_BYTES, "cs336": K.TIE_GREATEST_BYTES, "hf": K.TIE_SMALLEST_RANK}
+
+
+def gpt2_byte_order():
+    """The 256 byte values in GPT-2's ``bytes_to_unicode`` order (= by mapped code point)."""
+    keep = list(range(0x21, 0x7F)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+    return keep + [b for b in range(256) if b not in set(keep)]
+
+
+class TrainedTokenizer(Tokenizer):
+    """A ``Tokenizer`` that also carries what training produced:
+
+    ``vocab``  dict[int, bytes] (special tokens as their UTF-8 bytes)
+    ``merges`` list[tuple[bytes, bytes]] in merge order
+    ``merge_counts`` int64 array, the count of each merge's pair when it was chosen
+    """
+
+    def __init__(self, model, vocab, merges, merge_counts=None):
+        super().__init__(model)
+        self.vocab = vocab
+        self.merges = merges
+        self.merge_counts = merge_counts
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.update(vocab=self.vocab, merges=self.merges, merge_counts=self.merge_counts)
+        return state
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        self.vocab = state["vocab"]
+        self.merges = state["merges"]
+        self.merge_counts = state.get("merge_counts")
+
+    def save_tiktoken(self, path):
+        from ..formats.tiktoken import save_tiktoken_ranks
+        save_tiktoken_ranks(self.ranks, path)
+
+    @property
+    def ranks(self):
+        """token bytes -> id for every non-special token (the ``.tiktoken`` content; a repeated
+        byte string keeps its first id)."""
+        specials = set(self.special_tokens.values())
+        ranks = {}
+        for i, b in self.vocab.items():
+            if i not in specials and b not in ranks:
+                ranks[b] = i
+        return ranks
+
+
+def _validate(vocab_size, special_tokens, pattern, tie_break):
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, (int, np.integer)):
+        raise TypeError(f"vocab_size must be an int, not {type(vocab_size).__name__}")
+    if isinstance(special_tokens, (str, bytes)):
+        raise TypeError("special_tokens must be a list of str (got a single string)")
+    if isinstance(special_tokens, dict):
+        special_tokens = list(special_tokens)
+    try:
+        special_tokens = list(special_tokens or ())
+    except TypeError:
+        raise TypeError(f"special_tokens must be a list of str, not {type(special_tokens).__name__}") from None
+    for s in special_tokens:
+        if not isinstance(s, str):
+            raise TypeError(f"special tokens must be str, got {type(s).__name__}")
+        if not s:
+            raise ValueError("a special token must not be empty")
+    if len(set(special_tokens)) != len(special_tokens):
+        raise ValueError("special_tokens has duplicates")
+    base = 256 + len(special_tokens)
+    if vocab_size < base:
+        raise ValueError(f"vocab_size {vocab_size} is smaller than the 256 byte tokens plus "
+                         f"{len(special_tokens)} special tokens ({base})")
+    if vocab_size >= 1 << 30:
+        raise ValueError(f"vocab_size {vocab_size} is too large")
+    if not isinstance(pattern, str) or not pattern:
+        raise TypeError("pattern must be 'gpt2', 'cl100k', 'o200k' (or another known name) or a regex string")
+    if tie_break not in TIE_BREAKS:
+        raise ValueError(f"tie_break must be one of {sorted(TIE_BREAKS)}, not {tie_break!r}")
+    return int(vocab_size), special_tokens
+
+
+def _make_pretokenizer(pattern):
+    from ..pretokenizer import Pretokenizer
+    try:
+        return Pretokenizer(pattern)
+    except ImportError:
+        raise
+    except Exception as e:  # regex.error and friends
+        raise ValueError(f"bad pre-tokenizer pattern {pattern!r}: {e}") from None
+
+
+def _run_merges(args, progress, n_target):
+    """Run the merge kernel; with progress, in a thread (the kernel releases the GIL) while
+    this thread reports ``progress_arr`` to stderr."""
+    prog = args[-1]
+    if not progress:
+        return K.bpe_train(*args)
+    out = {}
+
+    def work():
+        try:
+            out["r"] = K.bpe_train(*args)
+        except BaseException as e:  # pragma: no cover - surfaced below
+            out["e"] = e
+
+    t0 = time.perf_counter()
+    th = threading.Thread(target=work, name="nbtok-bpe-merges", daemon=True)
+    th.start()
+    while th.is_alive():
+        th.join(0.5)
+        done = int(prog[0])
+        dt = time.perf_counter() - t0
+        rate = done / dt if dt > 0 else 0.0
+        eta = f", ETA {(n_target - done) / rate:,.1f} s" if 0 < done < n_target and rate > 0 else ""
+        sys.stderr.write(f"\r[nbtok] merging: {done:,}/{n_target:,} merges, last count {int(prog[1]):,}, "
+                         f"{dt:.1f} s{eta}   ")
+        sys.stderr.flush()
+    sys.stderr.write("\n")
+    if "e" in out:
+        raise out["e"]
+    return out["r"]
+
+
+def train_bpe(input, vocab_size, special_tokens=(), pattern="gpt2", tie_break="greatest_bytes",
+              progress=True, num_threads=None, block_size=None):
+    """Train a byte-level BPE tokenizer; returns a ``TrainedTokenizer`` (a ``Tokenizer`` with
+    ``.vocab`` dict[int, bytes] and ``.merges`` list[tuple[bytes, bytes]]).
+
+    input: a path, a list of paths, or an iterable of str (each str is its own document).
+    vocab_size: total size, counting the 256 byte tokens and the special tokens.
+    special_tokens: list of str; the text is split on them before pre-tokenization, they get
+        ids 0.. and are never part of a merge.
+    pattern: "gpt2", "cl100k", "o200k" (any name ``nbtok.pretokenizer.PATTERNS`` knows) or a
+        regex string (patterns outside those families use the slower ``regex`` module).
+    tie_break: "greatest_bytes" (CS336, default) or "hf" (HF tokenizers' BpeTrainer).
+    progress: report counting and merging progress on stderr.
+    num_threads: threads for counting (default: numba's current setting).
+    """
+    vocab_size, special_tokens = _validate(vocab_size, special_tokens, pattern, tie_break)
+    mode = TIE_BREAKS[tie_break]
+    pre = _make_pretokenizer(pattern)
+    old_threads = numba.get_num_threads()
+    if num_threads is not None:
+        if isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 1:
+            raise ValueError(f"num_threads must be a positive int, not {num_threads!r}")
+        numba.set_num_threads(min(num_threads, numba.config.NUMBA_NUM_THREADS))
+    try:
+        words = count_pretokens(input, pre, special_tokens, progress=progress, block_size=block_size)
+    finally:
+        numba.set_num_threads(old_threads)
+
+    S = len(special_tokens)
+    n_target = vocab_size - S - 256
+    order = gpt2_byte_order()
+    rank_init = np.empty(256, np.int64)
+    rank_init[order] = np.arange(256)
+    syms = words_to_symbols(words.wbytes, words.woff, len(words))
+    woff, wcount = words.woff, words.wcount
+    del words
+    prog = np.zeros(4, np.int64)
+    args = (syms, woff, wcount, np.int64(n_target), mode == K.TIE_SMALLEST_RANK, np.int64(mode), rank_init, prog)
+    ml, mr, mz, mc, tok_bytes, tok_off = _run_merges(args, progress and n_target > 0, n_target)
+    del syms
+
+    data = tok_bytes.tobytes()
+    offs = tok_off.tolist()
+    tokens = [data[offs[i]:offs[i + 1]] for i in range(len(offs) - 1)]
+    merges = [(tokens[a], tokens[b]) for a, b in zip(ml.tolist(), mr.tolist())]
+    vocab = {i: s.encode("utf-8") for i, s in enumerate(special_tokens)}
+    for r, b in enumerate(order):
+        vocab[S + r] = bytes([b])
+    if mode == K.TIE_SMALLEST_RANK:
+        for t in range(256, len(tokens)):
+            vocab[S + t] = tokens[t]
+    else:
+        for k, z in enumerate(mz.tolist()):
+            vocab[S + 256 + k] = tokens[z]
+    return _build_tokenizer(vocab, merges, special_tokens, pattern, mc)
+
+
+def _build_tokenizer(vocab, merges, special_tokens, pattern, merge_counts):
+    from ..models.bytelevel import ByteLevelBPE
+    specials = {s: i for i, s in enumerate(special_tokens)}
+    ranks = {}
+    for i, b in vocab.items():
+        if i >= len(special_tokens) and b not in ranks:
+            ranks[b] = i
+    model = ByteLevelBPE.from_ranks(ranks, pattern, specials)
+    model._merges = list(merges)
+    return TrainedTokenizer(model, vocab, merges, merge_counts)

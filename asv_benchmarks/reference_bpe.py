@@ -232,6 +232,16 @@ def linked_list_bpe(ids, map_keys, map_values):
     return sym[:m].copy()
 
 
+def merge_unknowns(ids, unk_id):
+    """sentencepiece's output rule (byte_fallback off): a run of unk ids becomes one unk."""
+    ids = np.asarray(ids)
+    if ids.size == 0:
+        return ids
+    keep = np.ones(ids.shape[0], bool)
+    keep[1:] = ~((ids[1:] == unk_id) & (ids[:-1] == unk_id))
+    return ids[keep]
+
+
 ALGORITHMS = {
     "naive": lambda cps, ids, t: naive_bpe(ids, t.keys, t.values),
     "naive_presplit": lambda cps, ids, t: naive_presplit_bpe(cps, ids, t.keys, t.values),

@@ -236,3 +236,47 @@ def cpu_model():
 def sentencepiece_text(text):
     """SentencePiece-style surface form: whitespace runs -> one ``▁``, plus a leading ``▁``."""
     return "\u2581" + "\u2581".join(text.split())
+
+
+# ------------------------------------------------------------------ ready-made tokenizers
+# Every constructor reads the shared data only (no network) and skips when a piece is missing.
+def nbtok_gpt2():
+    """nbtok's GPT-2 encoding (the bundled ranks)."""
+    nbtok = nbtok_or_skip("nbtok")
+    nbtok_or_skip("nbtok.models.bytelevel")  # skip on commits before byte-level BPE
+    return nbtok.get_encoding("gpt2")
+
+
+def tiktoken_gpt2():
+    """tiktoken's GPT-2 encoding built from the shared gpt2.tiktoken (tiktoken.get_encoding
+    would download it)."""
+    tiktoken = peer_or_skip("tiktoken")
+    from tiktoken.load import load_tiktoken_bpe
+    from tiktoken_ext.openai_public import r50k_pat_str
+    return tiktoken.Encoding("gpt2", pat_str=r50k_pat_str,
+                             mergeable_ranks=load_tiktoken_bpe(str(model_path("gpt2.tiktoken"))),
+                             special_tokens=dict(GPT2_SPECIALS))
+
+
+def tokenizers_gpt2():
+    """HF tokenizers' GPT-2 (byte-level BPE from the shared vocab.json + merges.txt)."""
+    tk = peer_or_skip("tokenizers")
+    from tokenizers import decoders, models, pre_tokenizers
+    tok = tk.Tokenizer(models.BPE.from_file(str(model_path("gpt2_vocab")), str(model_path("gpt2_merges"))))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    return tok
+
+
+def nbtok_sentencepiece(model):
+    """nbtok's SentencePiece model (``model``: a MODELS key or a path), or skip."""
+    nbtok = nbtok_or_skip("nbtok")
+    nbtok_or_skip("nbtok.models.sentencepiece")
+    path = model if os.path.isfile(str(model)) else model_path(model)
+    return nbtok.Tokenizer.from_sentencepiece(str(path))
+
+
+def sentencepiece_processor(model):
+    spm = peer_or_skip("sentencepiece")
+    path = model if os.path.isfile(str(model)) else model_path(model)
+    return spm.SentencePieceProcessor(model_file=str(path))

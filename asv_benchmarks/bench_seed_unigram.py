@@ -1,0 +1,84 @@
+"""Seed table 2: Unigram Viterbi, nested loop vs trie, with sentencepiece as the third column.
+
+Sentences: "The quick brown fox jumps over the lazy dog" and article 1 of the Universal
+Declaration of Human Rights in English (corpora/udhr, the file found through index.xml).
+Models: sentencepiece's test model (Unigram, 1000 pieces) and OpenNMT's WMT en-de model
+(Unigram, 32000 pieces).
+
+    nested_loop    reference_unigram.py: for each end, for each start (bounded by the
+                   longest piece), hash lookup of the substring             (forward pass only)
+    trie_forward   nbtok's double-array trie common-prefix search + lattice
+                   (nbtok.kernels.trie + nbtok.kernels.unigram)            (forward pass only)
+    nbtok_encode   nbtok.Tokenizer.from_sentencepiece(model).encode(text)  (whole encode)
+    sentencepiece  SentencePieceProcessor.encode(text)                     (whole encode)
+
+The two forward-pass rows take the normalized text (``▁The▁quick...``, UTF-8 bytes);
+the two encode rows take the raw sentence and include normalization. All four give the
+same ids (tests/test_reference_bench.py; ``track_tokens`` records the count here).
+"""
+import numpy as np
+
+from . import _common as common
+
+SENTENCES = ["quick_fox", "udhr_article1"]
+IMPLEMENTATIONS = ["nested_loop", "trie_forward", "nbtok_encode", "sentencepiece"]
+MODELS = ["sp_unigram_test", "sp_unigram_wmtende"]
+
+
+def nbtok_unigram(model_file):
+    nbtok = common.nbtok_or_skip("nbtok")
+    common.nbtok_or_skip("nbtok.models.sentencepiece")
+    return nbtok.Tokenizer.from_sentencepiece(str(model_file))
+
+
+def trie_forward_fn(tok):
+    """A callable(normalized utf-8 bytes as uint8 array) -> ids running only nbtok's trie-based
+    forward pass + backtrack (no normalization), or skip."""
+    m = tok.model
+    for name in ("encode_normalized", "viterbi_normalized", "encode_normalized_bytes"):
+        f = getattr(m, name, None)
+        if callable(f):
+            return f
+    common.skip("nbtok's Unigram model exposes no forward pass over normalized text yet")
+
+
+class SeedUnigram:
+    params = (MODELS, SENTENCES, IMPLEMENTATIONS)
+    param_names = ["model", "sentence", "implementation"]
+    timeout = 300
+
+    def setup(self, model, sentence, implementation):
+        from . import reference_unigram
+        path = common.model_path(model)
+        self.text = reference_unigram.seed_sentence(sentence)
+        normalized = common.sentencepiece_text(self.text)  # ASCII seed sentences: NFKC is the identity
+        self.normalized = np.frombuffer(normalized.encode("utf-8"), np.uint8)
+        if implementation == "nested_loop":
+            tok = None
+            try:
+                tok = nbtok_unigram(path)
+            except NotImplementedError:
+                pass
+            if tok is not None:
+                ref = reference_unigram.NestedLoopUnigram.from_nbtok(tok.model)
+            else:
+                common.peer_or_skip("sentencepiece")
+                ref = reference_unigram.NestedLoopUnigram.from_sentencepiece(path)
+            self.fn, self.arg = ref.encode_normalized, self.normalized
+        elif implementation == "trie_forward":
+            self.fn, self.arg = trie_forward_fn(nbtok_unigram(path)), self.normalized
+        elif implementation == "nbtok_encode":
+            self.fn, self.arg = nbtok_unigram(path).encode, self.text
+        else:
+            spm = common.peer_or_skip("sentencepiece")
+            sp = spm.SentencePieceProcessor(model_file=str(path))
+            self.fn, self.arg = sp.encode, self.text
+        self.fn(self.arg)  # JIT warm-up / cache load outside the timed region
+
+    def time_encode(self, model, sentence, implementation):
+        self.fn(self.arg)
+
+    def track_tokens(self, model, sentence, implementation):
+        return len(self.fn(self.arg))
+
+    track_tokens.unit = "tokens"

@@ -1,0 +1,265 @@
+"""Parity of the byte-level pre-tokenizer scanner with ``regex.findall`` (and tiktoken).
+
+Every known pattern string is run by the Numba scanner and compared with ``regex.findall`` on
+hand-written tricky cases, hypothesis-generated text, and (when ../shared/data exists) every line
+of every corpus file.
+"""
+import time
+
+import numpy as np
+import pytest
+import regex
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from nbtok.pretokenizer import (CL100K, GPT2_ORIGINAL, LLAMA3, NANOCHAT, O200K, PATTERNS, QWEN2, R50K,
+                                Pretokenizer, scanner_config)
+from nbtok.unicode_classes import load_table, versions
+
+from conftest import corpus_files
+
+TIKTOKEN_GPT2_COMMENT = r"""'s|'t|'re|'ve|'m|'ll|'d| ?[\p{L}]+| ?[\p{N}]+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+
+# (name, pattern string) -- every one must be recognised by the scanner
+SCANNED = {
+    "r50k": R50K,
+    "gpt2_original": GPT2_ORIGINAL,
+    "gpt2_comment": TIKTOKEN_GPT2_COMMENT,
+    "cl100k": CL100K,
+    "llama3": LLAMA3,
+    "o200k": O200K,
+    "qwen2": QWEN2,
+    "nanochat": NANOCHAT,
+    # variants: digit groups, with and without \s++$, attached contractions with cl100k letters
+    "cl100k_digits2": CL100K.replace(r"\p{N}{1,3}+", r"\p{N}{1,2}+"),
+    "cl100k_digits_unbounded": CL100K.replace(r"\p{N}{1,3}+", r"\p{N}++"),
+    "cl100k_no_end": CL100K.replace(r"\s++$|", ""),
+    "o200k_digits1": O200K.replace(r"\p{N}{1,3}", r"\p{N}"),
+    "o200k_end": O200K.replace(r"|\s*[\r\n]+", r"|\s++$|\s*[\r\n]+"),
+    "o200k_no_contr": O200K.replace(r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?", ""),
+    "o200k_cl100k_ws": O200K.replace(r"[\r\n/]*", r"[\r\n]*"),
+    "gpt2_digits3": R50K.replace(r" ?\p{N}++", r"\p{N}{1,3}"),
+    "gpt2_icase": R50K.replace("'(?:[sdmt]", "'(?i:[sdmt]"),
+    "llama3_attached": LLAMA3.replace("(?i:'s|'t|'re|'ve|'m|'ll|'d)|", "").replace(
+        r"\p{L}+|", r"\p{L}+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|"),
+}
+MAIN = ["r50k", "gpt2_original", "cl100k", "llama3", "o200k", "qwen2", "nanochat"]
+
+TRICKY = [
+    "", "a", " ", "\n", "Hello world", "Hello world's  123 \tfoo  \n\n bar   ",
+    "'s 'S 'ſ 'ſt 'st 'LL 'Re 'rE x'sx 'll've'd'm't", "he's HE'S he'ſ don't I'LL we'VE 'sup",
+    "''s '''", "  123", " 1234567 89", "\tfoo", "a  \n\n b", "trailing spaces   ", "trailing\n  ",
+    "a\r\n\r\n  b\r\n", "\r\n\r\n", "x \r\n \r\n y", "HelloWorld", "HELLOworld", "HELLO", "helloWORLD",
+    "ǅemal ǈubljana ǋ", "e\u0301t\u0301 \u0301x", "\u0301HELLO", "\u0301", "a\u0301\u0301",
+    "Ça va? ÉCOLE école", "١٢٣٤٥ ४२ ๑๒๓ ①②③ Ⅻ ½", "a\u00a0b\u3000c \u00a0 x", "\u3000\u3000x",
+    "😀👍🏽 x 🇫🇷 👨‍👩‍👧", " /\n/x", "...\n/.", "x/\n\n/y", "(hello) [world]!", "\"quoted\"",
+    "\x0b\x0cx\x85y\u2028z\u2029", "a\x1cb\x1fc", "中文字符 テスト 한국어", "ʰʰA AᵃB aʰ",
+    "snake_case_name CONSTANT_NAME camelCaseName", "$100.00, 3.14159 v2.0.1",
+    "tab\tsep\t\tend\t", "   leading", "\n\n\nx", "x\n\n\n", "' s", "'\n", "'", " '", "  'x",
+]
+
+ALPHA = [" ", "  ", "\n", "\r", "\r\n", "\t", "'", "s", "S", "ſ", "t", "ll", "LL", "re", "Ve", "d",
+         "M", "a", "B", "1", "٣", "23", ".", "/", "!", "-", "\u0301", "\u00a0", "\u3000", "é", "É",
+         "ǅ", "ʰ", "中", "😀", "\u2028", "\x0b", "\x85", "x", "Hello", "WORLD", "ﬁ", "K", "İ"]
+
+
+def _compiled():
+    return {k: (Pretokenizer(p), regex.compile(p)) for k, p in SCANNED.items()}
+
+
+COMPILED = _compiled()
+
+
+def check(key, text):
+    pre, rx = COMPILED[key]
+    assert pre.split(text) == rx.findall(text), (key, text)
+
+
+def test_table_metadata_and_speed():
+    rx_version, ucd, tk_ucd = versions()
+    assert ucd == "17.0" and tk_ucd == "16.0"
+    t = load_table()
+    assert t.shape == (0x110000,) and t.dtype == np.uint8
+    assert np.count_nonzero(t & 4) == 25  # Unicode White_Space
+    assert t[0x17F] & 16  # ſ is Ll
+    assert not t[0x1C] & 4  # Python re's \s has U+001C..U+001F, regex/Rust do not
+    from nbtok import unicode_classes
+    unicode_classes._cache.clear()
+    start = time.perf_counter()
+    load_table()
+    assert time.perf_counter() - start < 0.05
+
+
+@pytest.mark.parametrize("key", list(SCANNED))
+def test_all_known_strings_use_the_scanner(key):
+    assert COMPILED[key][0].cfg is not None
+
+
+def test_names():
+    for name in ["gpt2", "r50k_base", "p50k_base", "cl100k", "cl100k_base", "o200k", "o200k_base",
+                 "llama3", "qwen2", "nanochat", "gpt2_original", "o200k_harmony"]:
+        cfg = scanner_config(name)
+        assert cfg is not None and cfg.dtype == np.int64
+        assert Pretokenizer(name).pattern == PATTERNS[name]
+    assert np.array_equal(scanner_config("gpt2"), scanner_config(R50K))
+    assert scanner_config(r"\w+|\s+") is None
+
+
+@pytest.mark.parametrize("key", list(SCANNED))
+def test_tricky(key):
+    for text in TRICKY:
+        check(key, text)
+
+
+def test_documented_cases():
+    gpt2, cl, o2 = (Pretokenizer(n).split for n in ("gpt2", "cl100k", "o200k"))
+    assert gpt2("'st") == ["'s", "t"] and cl("'ſt") == ["'ſ", "t"]
+    assert gpt2("'S") == ["'", "S"] and cl("'S") == ["'S"]
+    assert cl("  123") == [" ", " ", "123"]
+    assert cl("\tfoo") == ["\tfoo"]
+    assert o2("HelloWorld") == ["Hello", "World"] and o2("HELLOworld") == ["HELLOworld"]
+    assert o2("don't") == ["don't"] and cl("don't") == ["don", "'t"]
+    assert cl("x\n  ") == ["x", "\n  "] and o2("x\n  ") == ["x", "\n", "  "]  # \s++$ only in cl100k
+
+
+@given(st.text(st.characters(blacklist_categories=("Cs",)), max_size=40))
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_hypothesis_any_unicode(text):
+    for key in SCANNED:
+        check(key, text)
+
+
+@given(st.lists(st.sampled_from(ALPHA), max_size=25).map("".join))
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_hypothesis_biased(text):
+    for key in SCANNED:
+        check(key, text)
+
+
+@given(st.text(st.sampled_from(" \t\n\r'sStT1.\u0301Aa"), max_size=30))
+@settings(max_examples=800, deadline=None)
+def test_hypothesis_small_alphabet(text):
+    for key in SCANNED:
+        check(key, text)
+
+
+@given(st.text(st.characters(blacklist_categories=("Cs",)), max_size=30), st.integers(0, 5))
+@settings(max_examples=200, deadline=None)
+def test_ends_are_absolute_and_contiguous(text, pad):
+    pre = Pretokenizer("cl100k")
+    body = text.encode("utf-8")
+    buf = np.frombuffer(b"x" * pad + body + b"y" * pad, np.uint8)
+    ends = pre.ends(buf, pad, pad + len(body))
+    assert ends.dtype == np.int64
+    if body:
+        assert ends[-1] == pad + len(body) and np.all(np.diff(ends) > 0) and ends[0] > pad
+    else:
+        assert len(ends) == 0
+    starts = np.concatenate([[pad], ends[:-1]])
+    assert [bytes(buf[s:e]).decode() for s, e in zip(starts, ends)] == regex.findall(CL100K, text)
+
+
+@pytest.mark.parametrize("name", ["gpt2", "o200k", r"\p{L}+| ?[0-9]+"])
+def test_ends_batch(name):
+    pre = Pretokenizer(name)
+    docs = TRICKY[:30]
+    raw = [d.encode("utf-8") for d in docs]
+    buf = np.frombuffer(b"".join(raw), np.uint8)
+    offsets = np.concatenate([[0], np.cumsum([len(r) for r in raw])]).astype(np.int64)
+    ends, counts = pre.ends_batch(buf, offsets)
+    assert counts.dtype == np.int64 and counts.shape == (len(docs),)
+    k = 0
+    for d in range(len(docs)):
+        assert np.array_equal(ends[k:k + counts[d]], pre.ends(buf, offsets[d], offsets[d + 1]))
+        k += counts[d]
+    assert k == len(ends)
+
+
+def test_fallback_drops_unmatched_text_like_tiktoken():
+    tiktoken = pytest.importorskip("tiktoken")
+    pattern = r"\p{L}+| ?[0-9]+"
+    pre = Pretokenizer(pattern)
+    assert pre.cfg is None
+    text = "héllo, wörld 42! ∑x 7"
+    assert pre.split(text) == regex.findall(pattern, text)
+    b = text.encode("utf-8")
+    ends = pre.ends(b)
+    assert np.any(ends < 0)
+    s, e = pre.spans(b)
+    assert [b[i:j].decode() for i, j in zip(s, e)] == regex.findall(pattern, text)
+    enc = tiktoken.Encoding("probe", pat_str=pattern, special_tokens={},
+                            mergeable_ranks={bytes([i]): i for i in range(256)})
+    assert enc.decode_bytes(enc.encode_ordinary(text)) == "".join(pre.split(text)).encode()
+    iso = Pretokenizer(pattern, unmatched="isolate")
+    assert "".join(iso.split(text)) == text and np.all(iso.ends(b) > 0)
+
+
+def test_lone_surrogates_become_replacement_char():
+    pre = Pretokenizer("cl100k")
+    assert pre.split("a\ud800b") == regex.findall(CL100K, "a\ufffdb")
+
+
+# ---------------------------------------------------------------------------------------------
+# whole corpora
+
+
+def _compare_file(pre, rx, lines):
+    """Compare every line; returns (lines compared, mismatching lines)."""
+    raw = [ln.encode("utf-8") for ln in lines]
+    buf = np.frombuffer(b"".join(raw), np.uint8)
+    lens = np.array([len(r) for r in raw], np.int64)
+    offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+    ends, counts = pre.ends_batch(buf, offsets)
+    flat = b"".join(raw)
+    if b"\x00" in flat or b"\x01" in flat:
+        bad = [ln for ln in lines if pre.split(ln) != rx.findall(ln)]
+        return len(lines), bad
+    # ours: \x00 between the pieces of a line, \x01 after each non-empty line
+    last = np.cumsum(counts)[counts > 0] - 1
+    sep = np.zeros(len(ends), np.uint8)
+    sep[last] = 1
+    ours = np.insert(buf, ends, sep).tobytes()
+    f = rx.findall
+    theirs = "\x01".join("\x00".join(f(ln)) for ln in lines if ln).encode("utf-8")
+    theirs = theirs + b"\x01" if theirs else theirs
+    if ours == theirs:
+        return len(lines), []
+    return len(lines), [ln for ln in lines if pre.split(ln) != f(ln)]
+
+
+@pytest.mark.parametrize("key", MAIN)
+def test_corpus_lines(shared_data, key):
+    pre, rx = COMPILED[key]
+    full = key in ("r50k", "cl100k", "o200k")  # the variants skip the 56 MB bench corpus
+    total, mismatches = 0, []
+    for path in corpus_files(shared_data):
+        if not full and "bench" in path.parts:
+            continue
+        lines = path.read_bytes().decode("utf-8", errors="replace").splitlines()
+        n, bad = _compare_file(pre, rx, lines)
+        total += n
+        mismatches += [(path.name, ln) for ln in bad[:3]]
+    print(f"\n{key}: {total} lines compared, {len(mismatches)} mismatching")
+    assert total > 100_000
+    assert mismatches == []
+
+
+@pytest.mark.parametrize("name,model", [("cl100k", "tiktoken/cl100k_base.tiktoken"), ("gpt2", "gpt2/gpt2.tiktoken")])
+def test_tiktoken_split_parity(shared_data, name, model):
+    """tiktoken's own regex split agrees: its ids equal BPE over our pieces one by one."""
+    tiktoken = pytest.importorskip("tiktoken")
+    from tiktoken.load import load_tiktoken_bpe
+    ranks = load_tiktoken_bpe(str(shared_data / "models" / model))
+    enc = tiktoken.Encoding(name, pat_str=PATTERNS[name], mergeable_ranks=ranks, special_tokens={})
+    pre = Pretokenizer(name, unicode="tiktoken")
+    total = 0
+    for path in corpus_files(shared_data):
+        if "bench" in path.parts or "udhr" in path.parts and path.name > "udhr_c":
+            continue
+        text = path.read_bytes().decode("utf-8", errors="replace")
+        for line in text.splitlines()[:2000]:
+            ids = [i for piece in pre.split(line) for i in enc._encode_single_piece(piece)]
+            assert ids == enc.encode_ordinary(line), (path.name, line)
+            total += 1
+    print(f"\n{name}: {total} lines identical to tiktoken")
+    assert total > 10_000

@@ -19,12 +19,12 @@ def tiktoken_pattern(name):
     taken from tiktoken's own constructor with the rank download stubbed out."""
     pytest.importorskip("tiktoken")
     import tiktoken_ext.openai_public as public
-    saved = public.load_tiktoken_bpe
-    public.load_tiktoken_bpe = lambda *a, **k: {}
+    saved = public.load_tiktoken_bpe, public.data_gym_to_mergeable_bpe_ranks
+    public.load_tiktoken_bpe = public.data_gym_to_mergeable_bpe_ranks = lambda *a, **k: {}
     try:
         return public.ENCODING_CONSTRUCTORS[name]()["pat_str"]
     finally:
-        public.load_tiktoken_bpe = saved
+        public.load_tiktoken_bpe, public.data_gym_to_mergeable_bpe_ranks = saved
 
 
 @lru_cache(maxsize=None)

@@ -5,12 +5,20 @@ The model's arrays travel as one tuple ``M`` (see ``ByteLevelBPE.kernel_model``)
     M = (piece_bytes, piece_offsets, slot_ids, slot_hashes,  # vocabulary + bytes -> id map
          byte_ids,                                            # int32[256]: id of each single byte
          map_keys, map_values,                                # merge table (kernels/bpe.py)
-         whole_piece)                                         # bool[1]: emit a pre-token found in
+         whole_piece,                                         # bool[1]: emit a pre-token found in
                                                               # the vocabulary as is (tiktoken)
+         short_map)                                           # ShortMap of the pieces <= 16 bytes
 
 Special tokens travel as ``S = (sp_bytes, sp_offsets, sp_ids, sp_first)``; ``sp_first[b]``
 is True when some special token starts with byte b.
 The pre-tokenizer travels as ``P = (table, cfg)`` (kernels/pretokenize.py).
+
+Pre-token cache: a direct-mapped table ``int64[CACHE_SLOTS, 4]`` (128 KB, stays in L2)
+remembering the ids of recent short pre-tokens. Natural text is Zipfian, so most pre-tokens
+are answered there without touching the vocabulary map or the merge table, whose random
+reads miss the cache. A slot holds the pre-token's bytes (up to 16, packed into two words)
+and up to 3 ids; it is exact (the whole key is compared), bounded, and private to one
+kernel call, so there is nothing to share between threads.
 
 A batch is one flat buffer + offsets. ``encode_batch_*`` split it into chunks, one per
 ``prange`` iteration, each with its own scratch, and write every document's ids at its
@@ -22,18 +30,66 @@ from numba import prange
 
 from .._jit import batch_kernel, kernel
 from .bpe import bpe_merge, new_scratch
-from .hashmap import bytesmap_get
+from .hashmap import SHORT_KEY_BYTES, bytesmap_get, pack_key, shortmap_get
 from .pretokenize import pretokenize
 
 
+CACHE_SLOTS = 4096
+
+
 @kernel
-def encode_piece(buf, start, end, M, out, pos, ids, scratch):
+def new_cache():
+    return np.zeros((CACHE_SLOTS, 4), np.int64)
+
+
+@kernel
+def cache_slot(k0, k1, n):
+    h = np.uint64(k0) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(k1) * np.uint64(0xC2B2AE3D27D4EB4F) + np.uint64(n)
+    return np.int64((h >> np.uint64(40)) & np.uint64(CACHE_SLOTS - 1))
+
+
+@kernel
+def encode_piece(buf, start, end, M, out, pos, ids, scratch, cache):
+    """Encode the pre-token ``buf[start:end]`` into ``out[pos:]`` through the cache."""
+    n = end - start
+    if n > SHORT_KEY_BYTES:
+        if M[7][0]:
+            whole = bytesmap_get(M[2], M[3], M[0], M[1], buf, start, end)
+            if whole >= 0:
+                out[pos] = whole
+                return pos + 1
+        return bpe_piece(buf, start, end, M, out, pos, ids, scratch)
+    k0, k1 = pack_key(buf, start, end)
+    slot = cache_slot(k0, k1, n)
+    meta = cache[slot, 2]
+    if cache[slot, 0] == k0 and cache[slot, 1] == k1 and (meta & 31) == n:
+        count = (meta >> 5) & 7
+        out[pos] = meta >> 8
+        if count > 1:
+            out[pos + 1] = cache[slot, 3] & 0xFFFFFFFF
+        if count > 2:
+            out[pos + 2] = cache[slot, 3] >> 32
+        return pos + count
+    whole = shortmap_get(M[8], k0, k1, n) if M[7][0] else -1
+    if whole >= 0:
+        out[pos] = whole
+        new_pos = pos + 1
+    else:
+        new_pos = bpe_piece(buf, start, end, M, out, pos, ids, scratch)
+    count = new_pos - pos
+    if count <= 3:
+        cache[slot, 0] = k0
+        cache[slot, 1] = k1
+        cache[slot, 2] = n | (count << 5) | (np.int64(out[pos]) << 8)
+        second = np.int64(out[pos + 1]) if count > 1 else 0
+        third = np.int64(out[pos + 2]) if count > 2 else 0
+        cache[slot, 3] = second | (third << 32)
+    return new_pos
+
+
+@kernel
+def bpe_piece(buf, start, end, M, out, pos, ids, scratch):
     """BPE-encode the pre-token ``buf[start:end]`` into ``out[pos:]``; returns the new pos."""
-    if M[7][0]:
-        whole = bytesmap_get(M[2], M[3], M[0], M[1], buf, start, end)
-        if whole >= 0:
-            out[pos] = whole
-            return pos + 1
     n = end - start
     byte_ids = M[4]
     for k in range(n):
@@ -45,12 +101,12 @@ def encode_piece(buf, start, end, M, out, pos, ids, scratch):
 
 
 @kernel
-def encode_pieces(buf, seg_start, ends, n_ends, M, out, pos, ids, scratch):
+def encode_pieces(buf, seg_start, ends, n_ends, M, out, pos, ids, scratch, cache):
     """Encode consecutive pre-tokens ending at ``ends[:n_ends]``, the first starting at seg_start."""
     s = seg_start
     for t in range(n_ends):
         e = ends[t]
-        pos = encode_piece(buf, s, e, M, out, pos, ids, scratch)
+        pos = encode_piece(buf, s, e, M, out, pos, ids, scratch, cache)
         s = e
     return pos
 
@@ -86,13 +142,13 @@ def find_special(buf, start, end, S):
 
 
 @kernel
-def encode_range(buf, start, end, M, P, S, out, pos, ends, ids, scratch):
+def encode_range(buf, start, end, M, P, S, out, pos, ends, ids, scratch, cache):
     """Encode ``buf[start:end]``: split at special tokens, pre-tokenize each segment, BPE each pre-token."""
     seg = start
     while True:
         sp_pos, sp_len, sp_id = find_special(buf, seg, end, S)
         n = pretokenize(buf, seg, sp_pos, P[0], P[1], ends)
-        pos = encode_pieces(buf, seg, ends, n, M, out, pos, ids, scratch)
+        pos = encode_pieces(buf, seg, ends, n, M, out, pos, ids, scratch, cache)
         if sp_id < 0:
             return pos
         out[pos] = sp_id
@@ -142,9 +198,10 @@ def encode_batch_scan(buf, offsets, M, P, S, n_chunks):
         ends = np.empty(cap, np.int64)
         ids = np.empty(cap, np.int32)
         scratch = new_scratch(cap)
+        cache = new_cache()
         for d in range(lo, hi):
             s = offsets[d]
-            counts[d] = encode_range(buf, s, offsets[d + 1], M, P, S, out, s, ends, ids, scratch) - s
+            counts[d] = encode_range(buf, s, offsets[d + 1], M, P, S, out, s, ends, ids, scratch, cache) - s
     return out, counts
 
 
@@ -164,10 +221,11 @@ def encode_batch_ends(buf, offsets, ends, end_offsets, M, n_chunks):
         cap = _max_doc_len(offsets, lo, hi)
         ids = np.empty(cap, np.int32)
         scratch = new_scratch(cap)
+        cache = new_cache()
         for d in range(lo, hi):
             s = offsets[d]
             e0 = end_offsets[d]
-            counts[d] = encode_pieces(buf, s, ends[e0:], end_offsets[d + 1] - e0, M, out, s, ids, scratch) - s
+            counts[d] = encode_pieces(buf, s, ends[e0:], end_offsets[d + 1] - e0, M, out, s, ids, scratch, cache) - s
     return out, counts
 
 
@@ -224,7 +282,7 @@ def encode_one(buf, M, P, S):
     out = np.empty(cap, np.int32)
     ends = np.empty(cap, np.int64)
     ids = np.empty(cap, np.int32)
-    pos = encode_range(buf, 0, n, M, P, S, out, 0, ends, ids, new_scratch(cap))
+    pos = encode_range(buf, 0, n, M, P, S, out, 0, ends, ids, new_scratch(cap), new_cache())
     return out[:pos].copy()
 
 
@@ -234,5 +292,5 @@ def encode_one_ends(buf, ends, M):
     cap = max(buf.shape[0], 1)
     out = np.empty(cap, np.int32)
     ids = np.empty(cap, np.int32)
-    pos = encode_pieces(buf, 0, ends, ends.shape[0], M, out, 0, ids, new_scratch(cap))
+    pos = encode_pieces(buf, 0, ends, ends.shape[0], M, out, 0, ids, new_scratch(cap), new_cache())
     return out[:pos].copy()

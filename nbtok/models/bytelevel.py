@@ -12,7 +12,7 @@ import numpy as np
 
 from ..formats.gpt2 import bytes_to_token, token_to_bytes, unicode_to_bytes
 from ..kernels import bytelevel as K
-from ..kernels.hashmap import IntMap
+from ..kernels.hashmap import IntMap, shortmap_build, shortmap_capacity
 from ..pretokenizer import Pretokenizer
 from ..text import pack_utf8, utf8, utf8_array
 from ..vocab import CONTROL, NORMAL, UNUSED, Vocab, gather_piece_bytes
@@ -48,7 +48,8 @@ class ByteLevelBPE:
         self._merges = merges
         self._validate()
         self._M = (vocab.piece_bytes, vocab.piece_offsets, vocab.map.slot_ids, vocab.map.slot_hashes,
-                   self.byte_ids, self.merge_map.keys, self.merge_map.values, np.array([self.whole_piece]))
+                   self.byte_ids, self.merge_map.keys, self.merge_map.values, np.array([self.whole_piece]),
+                   shortmap_build(vocab.piece_bytes, vocab.piece_offsets, shortmap_capacity(len(vocab))))
         self._S_cache = {}
         self._bad_ids = vocab.kinds == UNUSED
 

@@ -1,0 +1,341 @@
+"""SentencePiece normalizer: the model's precompiled charsmap plus the whitespace rules.
+
+The charsmap blob of a ``.model`` is ``<uint32 LE trie size><darts-clone units><pool>``:
+a darts-clone double array over UTF-8 bytes whose leaf values are offsets of
+NUL-terminated replacement strings in the pool. It is used as is (``units`` uint32[],
+``pool`` uint8[] with a NUL appended). Unit decoding follows darts.h:
+
+    has_leaf = (u >> 8) & 1      value = u & 0x7FFFFFFF
+    label    = u & 0x800000FF    offset = (u >> 10) << ((u & 0x200) >> 6)
+
+``normalize`` reproduces ``Normalizer::Normalize``: at each position a user-defined symbol
+(longest match) is copied unchanged; otherwise the longest charsmap rule applies; otherwise
+one valid UTF-8 character is copied, or one invalid byte becomes U+FFFD. Then
+``remove_extra_whitespaces`` (leading / repeated / trailing spaces), ``escape_whitespaces``
+(' ' -> U+2581) and ``add_dummy_prefix`` (prefix, or suffix with
+``treat_whitespace_as_suffix``). Every unit / pool read is range checked, so a corrupt
+charsmap cannot make the kernel read out of bounds.
+
+``flags`` (int64[4]): add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces,
+treat_whitespace_as_suffix.
+"""
+import numpy as np
+
+from .._jit import kernel
+from .trie import longest_prefix
+
+SPACE0, SPACE1, SPACE2 = 0xE2, 0x96, 0x81  # U+2581 in UTF-8
+
+
+@kernel
+def _offset(u):
+    u = np.int64(u)
+    return (u >> 10) << ((u & 0x200) >> 6)
+
+
+@kernel
+def darts_longest(units, text, start, end):
+    """Longest charsmap rule matching a prefix of ``text[start:end]``: (pool offset, length)."""
+    n_units = units.shape[0]
+    best_v = np.int64(-1)
+    best_len = 0
+    if n_units == 0:
+        return best_v, best_len
+    pos = _offset(units[0])
+    for i in range(start, end):
+        c = np.int64(text[i])
+        pos = pos ^ c
+        if pos < 0 or pos >= n_units:
+            break
+        u = np.int64(units[pos])
+        if (u & 0x800000FF) != c:
+            break
+        pos = pos ^ _offset(u)
+        if pos < 0 or pos >= n_units:
+            break
+        if (u >> 8) & 1:
+            best_v = np.int64(units[pos]) & 0x7FFFFFFF
+            best_len = i + 1 - start
+    return best_v, best_len
+
+
+@kernel
+def root_filter(units):
+    """``ok[c]``: whether some charsmap rule starts with byte c (fast path for plain text)."""
+    ok = np.zeros(256, np.bool_)
+    n_units = units.shape[0]
+    if n_units == 0:
+        return ok
+    base = _offset(units[0])
+    for c in range(256):
+        pos = base ^ c
+        if 0 <= pos < n_units and (np.int64(units[pos]) & 0x800000FF) == c:
+            ok[c] = True
+    return ok
+
+
+@kernel
+def max_leaf_value(units):
+    """Largest value among leaf units (bit 31 set), to validate pool offsets at load."""
+    m = np.int64(-1)
+    for i in range(units.shape[0]):
+        u = np.int64(units[i])
+        if (u >> 31) & 1:
+            v = u & 0x7FFFFFFF
+            if v > m:
+                m = v
+    return m
+
+
+@kernel
+def utf8_char_len(text, pos, end):
+    """Length of the valid UTF-8 character at ``pos`` (sentencepiece's IsValidDecodeUTF8), 0 if invalid.
+
+    A literal U+FFFD counts as valid.
+    """
+    b0 = np.int64(text[pos])
+    n = end - pos
+    if b0 < 0x80:
+        return 1
+    if n >= 2 and (b0 & 0xE0) == 0xC0:
+        b1 = np.int64(text[pos + 1])
+        cp = ((b0 & 0x1F) << 6) | (b1 & 0x3F)
+        if (b1 & 0xC0) == 0x80 and cp >= 0x80:
+            return 2
+    elif n >= 3 and (b0 & 0xF0) == 0xE0:
+        b1 = np.int64(text[pos + 1])
+        b2 = np.int64(text[pos + 2])
+        cp = ((b0 & 0x0F) << 12) | ((b1 & 0x3F) << 6) | (b2 & 0x3F)
+        if (b1 & 0xC0) == 0x80 and (b2 & 0xC0) == 0x80 and cp >= 0x800 and not (0xD800 <= cp < 0xE000):
+            return 3
+    elif n >= 4 and (b0 & 0xF8) == 0xF0:
+        b1 = np.int64(text[pos + 1])
+        b2 = np.int64(text[pos + 2])
+        b3 = np.int64(text[pos + 3])
+        cp = ((b0 & 0x07) << 18) | ((b1 & 0x3F) << 12) | ((b2 & 0x3F) << 6) | (b3 & 0x3F)
+        if ((b1 & 0xC0) == 0x80 and (b2 & 0xC0) == 0x80 and (b3 & 0xC0) == 0x80
+                and 0x10000 <= cp <= 0x10FFFF):
+            return 4
+    return 0
+
+
+@kernel
+def one_char_len(b, remaining):
+    """sentencepiece's OneCharLen (from the lead byte only), clipped to what remains."""
+    c = np.int64(b)
+    n = 1
+    if c >= 0xF0:
+        n = 4
+    elif c >= 0xE0:
+        n = 3
+    elif c >= 0xC0:
+        n = 2
+    return n if n < remaining else remaining
+
+
+@kernel
+def normalize_prefix(text, pos, end, units, pool, root_ok, ud_bc, ud_value):
+    """One step of the normalizer at ``pos``: (kind, a, b, consumed).
+
+    kind 0: the output is ``text[a:b]``; kind 1: ``pool[a:b]``; kind 2: U+FFFD.
+    """
+    if ud_bc.shape[0] > 0:
+        _, ln = longest_prefix(ud_bc, ud_value, text, pos, end)
+        if ln > 0:
+            return 0, pos, pos + ln, ln
+    if root_ok[text[pos]]:
+        v, ln = darts_longest(units, text, pos, end)
+        if ln > 0 and 0 <= v < pool.shape[0]:
+            b = v
+            while pool[b] != 0:
+                b += 1
+            return 1, v, b, ln
+    ln = utf8_char_len(text, pos, end)
+    if ln == 0:
+        return 2, 0, 3, 1
+    return 0, pos, pos + ln, ln
+
+
+@kernel
+def _reserve(out, n, extra):
+    if n + extra <= out.shape[0]:
+        return out
+    cap = max(2 * out.shape[0], n + extra + 16)
+    new = np.empty(cap, np.uint8)
+    new[:n] = out[:n]
+    return new
+
+
+@kernel
+def _src_byte(kind, text, pool, k):
+    if kind == 0:
+        return text[k]
+    if kind == 1:
+        return pool[k]
+    return np.uint8(0xEF) if k == 0 else (np.uint8(0xBF) if k == 1 else np.uint8(0xBD))
+
+
+@kernel
+def _emit_space(out, n, escape):
+    if escape:
+        out[n] = SPACE0
+        out[n + 1] = SPACE1
+        out[n + 2] = SPACE2
+        return n + 3
+    out[n] = 0x20
+    return n + 1
+
+
+@kernel
+def normalize(text, start, end, units, pool, root_ok, ud_bc, ud_value, flags, out):
+    """Normalize ``text[start:end]`` into ``out`` (grown if needed): returns (out, length)."""
+    add_dummy = flags[0] != 0
+    remove_extra = flags[1] != 0
+    escape = flags[2] != 0
+    ws_suffix = flags[3] != 0
+    n = 0
+    pos = start
+    if pos >= end:
+        return out, 0
+    if remove_extra:
+        while pos < end:
+            kind, a, b, consumed = normalize_prefix(text, pos, end, units, pool, root_ok, ud_bc, ud_value)
+            if b - a == 1 and _src_byte(kind, text, pool, a) == 0x20:
+                pos += consumed
+            else:
+                break
+    if pos >= end:
+        return out, 0
+    out = _reserve(out, 0, 3 * (end - pos) + 8)
+    if add_dummy and not ws_suffix:
+        n = _emit_space(out, n, escape)
+    is_prev_space = remove_extra
+    while pos < end:
+        kind, a, b, consumed = normalize_prefix(text, pos, end, units, pool, root_ok, ud_bc, ud_value)
+        if is_prev_space:
+            while a < b and _src_byte(kind, text, pool, a) == 0x20:
+                a += 1
+        if a < b:
+            out = _reserve(out, n, 3 * (b - a) + 3)
+            for k in range(a, b):
+                c = _src_byte(kind, text, pool, k)
+                if escape and c == 0x20:
+                    n = _emit_space(out, n, True)
+                else:
+                    out[n] = c
+                    n += 1
+            is_prev_space = _src_byte(kind, text, pool, b - 1) == 0x20
+        pos += consumed
+        if not remove_extra:
+            is_prev_space = False
+    if remove_extra:
+        if escape:
+            while n >= 3 and out[n - 3] == SPACE0 and out[n - 2] == SPACE1 and out[n - 1] == SPACE2:
+                n -= 3
+        else:
+            while n >= 1 and out[n - 1] == 0x20:
+                n -= 1
+    if add_dummy and ws_suffix:
+        out = _reserve(out, n, 3)
+        n = _emit_space(out, n, escape)
+    return out, n
+
+
+def decode_charsmap(blob):
+    """Split a precompiled charsmap into (units uint32[], pool uint8[] NUL-terminated).
+
+    ValueError when the header or the pool offsets are inconsistent; empty blob -> empty arrays.
+    """
+    blob = bytes(blob)
+    if not blob:
+        return np.zeros(0, np.uint32), np.zeros(1, np.uint8)
+    if len(blob) <= 4:
+        raise ValueError("corrupt sentencepiece model: normalization charsmap is too short")
+    size = int.from_bytes(blob[:4], "little")
+    if size >= len(blob) or size % 4 != 0 or size + 4 > len(blob):
+        raise ValueError("corrupt sentencepiece model: charsmap trie size exceeds the blob")
+    units = np.frombuffer(blob, "<u4", size // 4, 4).astype(np.uint32)
+    pool = np.frombuffer(blob[4 + size:] + b"\x00", np.uint8).copy()
+    if units.size and max_leaf_value(units) >= pool.size:
+        raise ValueError("corrupt sentencepiece model: charsmap value points outside the pool")
+    return units, pool
+
+
+# ------------------------------------------------------------------ decoding
+@kernel
+def _flush_bytes(run, r, out, n):
+    """Append a run of byte-piece values as UTF-8, each invalid byte as U+FFFD."""
+    p = 0
+    while p < r:
+        ln = utf8_char_len(run, p, r)
+        if ln == 0:
+            out[n] = 0xEF
+            out[n + 1] = 0xBF
+            out[n + 2] = 0xBD
+            n += 3
+            p += 1
+        else:
+            for k in range(ln):
+                out[n] = run[p + k]
+                n += 1
+            p += ln
+    return n
+
+
+@kernel
+def decode_ids(ids, piece_bytes, piece_offsets, kinds, byte_values, unk_surface, strip_first, keep_bos_ws):
+    """sentencepiece's ``Decode`` for ids: control pieces vanish, unk prints ``unk_surface``,
+    byte pieces are reassembled, U+2581 becomes ' ', and the leading U+2581 of the first
+    visible piece is dropped when ``strip_first`` (add_dummy_prefix or remove_extra_whitespaces).
+    ``keep_bos_ws`` is False under remove_extra_whitespaces (then every piece may lose one
+    leading U+2581 until some text has been produced)."""
+    total = 0
+    for t in range(ids.shape[0]):
+        i = ids[t]
+        total += max(piece_offsets[i + 1] - piece_offsets[i], unk_surface.shape[0]) + 3
+    out = np.empty(total + 8, np.uint8)
+    run = np.empty(ids.shape[0] + 1, np.uint8)
+    r = 0
+    n = 0
+    is_bos_ws = True
+    bos_ws_seen = False
+    for t in range(ids.shape[0]):
+        i = ids[t]
+        k = kinds[i]
+        if k == 6:  # BYTE
+            run[r] = byte_values[i]
+            r += 1
+            continue
+        n = _flush_bytes(run, r, out, n)
+        r = 0
+        if bos_ws_seen or n > 0:
+            is_bos_ws = False
+        has_bos_ws = False
+        if k == 3:  # CONTROL
+            pass
+        elif k == 2:  # UNKNOWN
+            for j in range(unk_surface.shape[0]):
+                out[n] = unk_surface[j]
+                n += 1
+        else:
+            s = piece_offsets[i]
+            e = piece_offsets[i + 1]
+            if is_bos_ws and strip_first:
+                if e - s >= 3 and piece_bytes[s] == SPACE0 and piece_bytes[s + 1] == SPACE1 and piece_bytes[s + 2] == SPACE2:
+                    s += 3
+                    has_bos_ws = True
+                if not keep_bos_ws:
+                    has_bos_ws = False
+            p = s
+            while p < e:
+                if p + 3 <= e and piece_bytes[p] == SPACE0 and piece_bytes[p + 1] == SPACE1 and piece_bytes[p + 2] == SPACE2:
+                    out[n] = 0x20
+                    n += 1
+                    p += 3
+                else:
+                    out[n] = piece_bytes[p]
+                    n += 1
+                    p += 1
+        bos_ws_seen = has_bos_ws
+    n = _flush_bytes(run, r, out, n)
+    return out[:n].copy()

@@ -1,0 +1,266 @@
+"""SentencePiece Unigram: Viterbi over the normalized UTF-8 bytes, exactly as ``EncodeOptimized``.
+
+Per end position e the lattice keeps (best score float32, start, piece). For each character
+start s (in order) the vocabulary trie is walked from s; every piece ending at e proposes
+``score + best[s]`` (computed in float64, as sentencepiece's ``double`` expression, compared
+against the stored float32 and stored rounded to float32), accepted only if strictly greater
+(so on a tie the earliest start wins). USER_DEFINED pieces score ``len * max_score - 0.1``,
+UNUSED pieces are skipped, and if no one-character piece starts at s an unknown node with
+``min_score - 10`` (float32 arithmetic) covers that character.
+
+Symbols handed to ``finish_ids`` use one convention shared with SentencePiece BPE:
+``id < V`` is a vocabulary piece, ``id >= V`` is the unknown character with code point
+``id - V`` (``V + 0x110000 + byte`` for a byte that is not valid UTF-8).
+``finish_ids`` then applies byte fallback (one ``<0xXX>`` id per UTF-8 byte) or merges runs
+of unknowns into one unk id, and adds bos / eos.
+
+Also here: forward-filtering backward-sampling (``nbest_size < 0`` sampling) and n-best
+(``NBestEncode``) over the same lattice, for ``sample_encode`` / ``nbest_encode``.
+"""
+import numpy as np
+from numba import prange
+
+from .._jit import batch_kernel, kernel
+from .normalize import normalize, one_char_len
+
+INVALID_BASE = 0x110000
+
+
+# ------------------------------------------------------------------ shared symbol helpers
+@kernel
+def char_symbol(text, pos, mblen, V):
+    """The symbol id of an unknown character ``text[pos:pos+mblen]``: V + code point."""
+    b0 = np.int64(text[pos])
+    if mblen == 1:
+        if b0 < 0x80:
+            return V + b0
+        return V + INVALID_BASE + b0
+    if mblen == 2:
+        cp = ((b0 & 0x1F) << 6) | (np.int64(text[pos + 1]) & 0x3F)
+    elif mblen == 3:
+        cp = ((b0 & 0x0F) << 12) | ((np.int64(text[pos + 1]) & 0x3F) << 6) | (np.int64(text[pos + 2]) & 0x3F)
+    else:
+        cp = (((b0 & 0x07) << 18) | ((np.int64(text[pos + 1]) & 0x3F) << 12)
+              | ((np.int64(text[pos + 2]) & 0x3F) << 6) | (np.int64(text[pos + 3]) & 0x3F))
+    return V + cp
+
+
+@kernel
+def symbol_bytes(sym, V, buf):
+    """UTF-8 bytes of an unknown-character symbol into ``buf``; returns the count."""
+    cp = sym - V
+    if cp >= INVALID_BASE:
+        buf[0] = cp - INVALID_BASE
+        return 1
+    if cp < 0x80:
+        buf[0] = cp
+        return 1
+    if cp < 0x800:
+        buf[0] = 0xC0 | (cp >> 6)
+        buf[1] = 0x80 | (cp & 0x3F)
+        return 2
+    if cp < 0x10000:
+        buf[0] = 0xE0 | (cp >> 12)
+        buf[1] = 0x80 | ((cp >> 6) & 0x3F)
+        buf[2] = 0x80 | (cp & 0x3F)
+        return 3
+    buf[0] = 0xF0 | (cp >> 18)
+    buf[1] = 0x80 | ((cp >> 12) & 0x3F)
+    buf[2] = 0x80 | ((cp >> 6) & 0x3F)
+    buf[3] = 0x80 | (cp & 0x3F)
+    return 4
+
+
+@kernel
+def finish_ids(syms, m, V, unk_id, byte_fallback, byte_ids, bos, eos, out, o):
+    """Write the final ids of ``syms[:m]`` into ``out`` from ``o``: returns the new ``o``.
+
+    ``out`` must have room for bos + eos + 4 * m ids. ``bos`` / ``eos`` < 0: not added.
+    """
+    if bos >= 0:
+        out[o] = bos
+        o += 1
+    tmp = np.empty(4, np.int64)
+    prev_unk = False
+    for t in range(m):
+        s = syms[t]
+        if s < V:
+            out[o] = s
+            o += 1
+            prev_unk = False
+        elif byte_fallback:
+            k = symbol_bytes(s, V, tmp)
+            for j in range(k):
+                out[o] = byte_ids[tmp[j]]
+                o += 1
+        else:
+            if not prev_unk:
+                out[o] = unk_id
+                o += 1
+            prev_unk = True
+    if eos >= 0:
+        out[o] = eos
+        o += 1
+    return o
+
+
+@kernel
+def place_ids(syms, m, F, out, lo, hi, tmp):
+    """``finish_ids`` into ``out[lo:hi]``; returns the count, or -1 if it does not fit."""
+    V, unk_id, byte_fallback, byte_ids, bos, eos = F
+    if hi - lo >= 4 * m + 2:
+        return finish_ids(syms, m, V, unk_id, byte_fallback, byte_ids, bos, eos, out, lo) - lo
+    if tmp.shape[0] < 4 * m + 2:
+        tmp = np.empty(4 * m + 2, np.int32)
+    o = finish_ids(syms, m, V, unk_id, byte_fallback, byte_ids, bos, eos, tmp, 0)
+    if o > hi - lo:
+        return -1
+    for j in range(o):
+        out[lo + j] = tmp[j]
+    return o
+
+
+# ------------------------------------------------------------------ Viterbi
+@kernel
+def viterbi(norm, n, bc, value, lscore, unused, unk_score, V, best, start_at, node_id, syms):
+    """Best segmentation of ``norm[:n]``; writes symbols into ``syms`` and returns their count.
+
+    ``best`` float32[n+1], ``start_at`` / ``node_id`` int32[n+1], ``syms`` int64[n] scratch.
+    """
+    for i in range(n + 1):
+        start_at[i] = -1
+        best[i] = np.float32(0.0)
+    s = 0
+    while s < n:
+        till = best[s]
+        till64 = np.float64(till)
+        mblen = one_char_len(norm[s], n - s)
+        has_single = False
+        node = 0
+        for k in range(s, n):
+            nx = bc[2 * node] + norm[k]
+            if bc[2 * nx + 1] != node:
+                break
+            node = nx
+            v = value[node]
+            if v >= 0:
+                if unused[v]:
+                    continue
+                e = k + 1
+                cand = lscore[v] + till64
+                if start_at[e] == -1 or cand > np.float64(best[e]):
+                    best[e] = np.float32(cand)
+                    start_at[e] = s
+                    node_id[e] = v
+                if e - s == mblen:
+                    has_single = True
+        if not has_single:
+            e = s + mblen
+            cand32 = unk_score + till
+            if start_at[e] == -1 or cand32 > best[e]:
+                best[e] = cand32
+                start_at[e] = s
+                node_id[e] = -1
+        s += mblen
+    # backtrack (symbols come out reversed, then flipped in place)
+    m = 0
+    e = n
+    while e > 0:
+        s = start_at[e]
+        v = node_id[e]
+        if v < 0:
+            syms[m] = char_symbol(norm, s, e - s, V)
+        else:
+            syms[m] = v
+        m += 1
+        e = s
+    for i in range(m // 2):
+        t = syms[i]
+        syms[i] = syms[m - 1 - i]
+        syms[m - 1 - i] = t
+    return m
+
+
+# ------------------------------------------------------------------ one document / a batch
+@kernel
+def new_scratch(n):
+    """Per-thread scratch for documents normalizing to at most n bytes (grown on demand)."""
+    return (np.empty(n + 16, np.uint8), np.empty(n + 17, np.float32), np.empty(n + 17, np.int32),
+            np.empty(n + 17, np.int32), np.empty(n + 16, np.int64))
+
+
+@kernel
+def _fit(scratch, n):
+    normbuf, best, start_at, node_id, syms = scratch
+    if best.shape[0] < n + 1:
+        cap = max(n + 1, 2 * best.shape[0])
+        best = np.empty(cap, np.float32)
+        start_at = np.empty(cap, np.int32)
+        node_id = np.empty(cap, np.int32)
+        syms = np.empty(cap, np.int64)
+    return normbuf, best, start_at, node_id, syms
+
+
+@kernel
+def encode_symbols(text, start, end, N, M, scratch):
+    """Normalize + Viterbi for ``text[start:end]``: (scratch, m); symbols in scratch[4][:m]."""
+    units, pool, root_ok, ud_bc, ud_value, flags = N
+    bc, value, lscore, unused, unk_score, V = M
+    normbuf, n = normalize(text, start, end, units, pool, root_ok, ud_bc, ud_value, flags, scratch[0])
+    scratch = (normbuf, scratch[1], scratch[2], scratch[3], scratch[4])
+    scratch = _fit(scratch, n)
+    m = viterbi(normbuf, n, bc, value, lscore, unused, unk_score, V, scratch[1], scratch[2],
+                scratch[3], scratch[4])
+    return scratch, m
+
+
+@kernel
+def encode_one(text, N, M, F):
+    """All ids of one document (``F`` = (V, unk_id, byte_fallback, byte_ids, bos, eos))."""
+    V, unk_id, byte_fallback, byte_ids, bos, eos = F
+    scratch = new_scratch(3 * text.shape[0] + 8)
+    scratch, m = encode_symbols(text, 0, text.shape[0], N, M, scratch)
+    out = np.empty(4 * m + 2, np.int32)
+    o = finish_ids(scratch[4], m, V, unk_id, byte_fallback, byte_ids, bos, eos, out, 0)
+    return out[:o].copy()
+
+
+@kernel
+def symbols_one(text, N, M):
+    """Raw symbols (see module doc) and the normalized bytes of one document."""
+    scratch = new_scratch(3 * text.shape[0] + 8)
+    scratch, m = encode_symbols(text, 0, text.shape[0], N, M, scratch)
+    normbuf, n = normalize(text, 0, text.shape[0], N[0], N[1], N[2], N[3], N[4], N[5], scratch[0])
+    return scratch[4][:m].copy(), normbuf[:n].copy()
+
+
+@batch_kernel
+def encode_batch(buf, offsets, out_offsets, N, M, F, n_chunks, out, counts):
+    """Encode documents ``buf[offsets[i]:offsets[i+1]]`` in parallel over ``n_chunks`` chunks.
+
+    Document i writes at most ``out_offsets[i+1] - out_offsets[i]`` ids at ``out_offsets[i]``;
+    ``counts[i]`` is the number written, or -1 if the room was too small (the caller redoes
+    those documents one at a time).
+    """
+    n_docs = offsets.shape[0] - 1
+    for c in prange(n_chunks):
+        d0 = n_docs * c // n_chunks
+        d1 = n_docs * (c + 1) // n_chunks
+        scratch = new_scratch(1024)
+        tmp = np.empty(64, np.int32)
+        for d in range(d0, d1):
+            scratch, m = encode_symbols(buf, offsets[d], offsets[d + 1], N, M, scratch)
+            counts[d] = place_ids(scratch[4], m, F, out, out_offsets[d], out_offsets[d + 1], tmp)
+
+
+
+@kernel
+def compact_ragged(out, out_offsets, counts, offsets, ids):
+    """Copy each document's ids (``counts[d] >= 0``) from its slot in ``out`` to ``ids[offsets[d]:]``."""
+    for d in range(counts.shape[0]):
+        c = counts[d]
+        if c > 0:
+            src = out_offsets[d]
+            dst = offsets[d]
+            for j in range(c):
+                ids[dst + j] = out[src + j]

@@ -1,0 +1,335 @@
+"""``SentencePieceModel``: a sentencepiece ``.model`` (Unigram or BPE) on flat arrays.
+
+Pipeline per document (one kernel call, or one ``prange`` call per batch):
+UTF-8 bytes -> normalizer (model charsmap + whitespace rules) -> Unigram Viterbi or
+SentencePiece BPE merges -> byte fallback / unk merging -> ids. See the kernels:
+``kernels.normalize``, ``kernels.trie``, ``kernels.unigram``, ``kernels.spm_bpe`` (which runs
+``kernels.bpe.bpe_merge``).
+
+Which pieces do what (as ``ModelInterface::InitializePieces``): NORMAL, USER_DEFINED and
+UNUSED pieces are matchable (the vocabulary trie); CONTROL, UNKNOWN and BYTE pieces are
+reserved. USER_DEFINED pieces also pass through the normalizer untouched.
+"""
+import numba
+import numpy as np
+
+from ..formats.sentencepiece_model import (BPE, BYTE, CONTROL, NORMAL, NORMALIZER_FIELDS, TRAINER_FIELDS,
+                                           UNIGRAM, UNKNOWN, UNUSED, USER_DEFINED, ModelProtoData,
+                                           encode_spec, read_model_file, read_model_proto,
+                                           write_model_proto)
+from ..kernels import normalize as knorm
+from ..kernels import spm_bpe as kbpe
+from ..kernels import unigram as kuni
+from ..kernels.hashmap import IntMap
+from ..kernels.trie import build_trie
+from ..vocab import Vocab
+
+SPACE = "\u2581"
+_EMPTY_TRIE = (np.zeros(2, np.int32), np.full(1, -1, np.int32))
+
+
+def _vocab_from_arrays(piece_bytes, piece_offsets, scores, kinds):
+    v = Vocab.__new__(Vocab)
+    v.piece_bytes = piece_bytes
+    v.piece_offsets = piece_offsets
+    v.scores = scores
+    v.kinds = kinds
+    v._map = None
+    return v
+
+
+def _as_bytes(text):
+    if isinstance(text, str):
+        return text.encode("utf-8")
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        return bytes(text)
+    raise TypeError(f"text must be str or bytes, not {type(text).__name__}")
+
+
+class SentencePieceModel:
+    """Implements the Tokenizer model protocol for sentencepiece Unigram and BPE models."""
+
+    def __init__(self, proto: ModelProtoData):
+        self.proto = proto
+        t, nspec = proto.trainer, proto.normalizer
+        mt = t["model_type"]
+        if mt not in (UNIGRAM, BPE):
+            raise ValueError(f"unsupported sentencepiece model_type {mt} (only UNIGRAM=1 and BPE=2)")
+        self.model_type = "unigram" if mt == UNIGRAM else "bpe"
+        kinds = proto.types
+        V = kinds.shape[0]
+        if V == 0:
+            raise ValueError("sentencepiece model has no pieces")
+        lens = np.diff(proto.piece_offsets)
+        if np.any(lens == 0):
+            raise ValueError(f"sentencepiece model: piece {int(np.argmax(lens == 0))} is empty")
+        self.vocab = _vocab_from_arrays(proto.piece_bytes, proto.piece_offsets, proto.scores, kinds)
+        self.V = V
+        pb = proto.piece_bytes
+
+        # ---- reserved pieces: unknown, control, bytes
+        unk = np.flatnonzero(kinds == UNKNOWN)
+        if unk.size != 1:
+            raise ValueError("sentencepiece model must define exactly one UNKNOWN piece (unk is "
+                             + ("not defined)" if unk.size == 0 else "already defined)"))
+        self.unk_id = int(unk[0])
+        self.byte_fallback = bool(t["byte_fallback"])
+        byte_pos = np.flatnonzero(kinds == BYTE)
+        self.byte_ids = np.full(256, self.unk_id, np.int32)
+        self.byte_values = np.zeros(V, np.uint8)
+        if byte_pos.size and not self.byte_fallback:
+            raise ValueError("byte piece found although byte_fallback is false")
+        for i in byte_pos.tolist():
+            p = self.vocab.piece(i)
+            if len(p) != 6 or not (p.startswith(b"<0x") and p.endswith(b">")) or p[3:5] != p[3:5].upper():
+                raise ValueError(f"byte piece {p!r} is invalid")
+            try:
+                b = int(p[3:5], 16)
+            except ValueError:
+                raise ValueError(f"byte piece {p!r} is invalid") from None
+            self.byte_ids[b] = i
+            self.byte_values[i] = b
+        if self.byte_fallback and np.unique(self.byte_values[byte_pos]).size != 256:
+            raise ValueError("there are not 256 byte pieces although byte_fallback is true")
+        reserved = np.flatnonzero((kinds == CONTROL) | (kinds == UNKNOWN) | (kinds == BYTE))
+        rs = [self.vocab.piece(i) for i in reserved.tolist()]
+        if len(set(rs)) != len(rs):
+            raise ValueError("sentencepiece model: a reserved piece is defined twice")
+
+        # ---- vocabulary trie over NORMAL / USER_DEFINED / UNUSED pieces
+        matchable = np.flatnonzero((kinds == NORMAL) | (kinds == USER_DEFINED) | (kinds == UNUSED))
+        self.trie = build_trie(pb, proto.piece_offsets, matchable)
+        if np.count_nonzero(self.trie[1] >= 0) != matchable.size:
+            raise ValueError("sentencepiece model: a piece is defined twice")
+        ud = np.flatnonzero(kinds == USER_DEFINED)
+        self.ud_trie = build_trie(pb, proto.piece_offsets, ud) if ud.size else (np.zeros(0, np.int32), np.zeros(0, np.int32))
+
+        # ---- normalizer / denormalizer
+        units, pool = knorm.decode_charsmap(nspec["precompiled_charsmap"])
+        self.ws_suffix = bool(t["treat_whitespace_as_suffix"])
+        flags = np.array([nspec["add_dummy_prefix"], nspec["remove_extra_whitespaces"],
+                          nspec["escape_whitespaces"], self.ws_suffix], np.int64)
+        self.N = (units, pool, knorm.root_filter(units), self.ud_trie[0], self.ud_trie[1], flags)
+        self.denorm = None
+        d = proto.denormalizer
+        if d is not None and d["precompiled_charsmap"]:
+            du, dp = knorm.decode_charsmap(d["precompiled_charsmap"])
+            dflags = np.array([d["add_dummy_prefix"], d["remove_extra_whitespaces"],
+                               d["escape_whitespaces"], False], np.int64)
+            self.denorm = (du, dp, knorm.root_filter(du), np.zeros(0, np.int32), np.zeros(0, np.int32), dflags)
+        self.unk_surface = np.frombuffer(t["unk_surface"].encode("utf-8"), np.uint8).copy()
+        self._strip_first = bool(nspec["add_dummy_prefix"] or nspec["remove_extra_whitespaces"])
+        self._keep_bos_ws = not bool(nspec["remove_extra_whitespaces"])
+
+        # ---- model
+        scores = proto.scores
+        if self.model_type == "unigram":
+            normal = scores[kinds == NORMAL]
+            fmax = np.float32(np.finfo(np.float32).max)
+            fmin = np.float32(np.finfo(np.float32).tiny)
+            self.min_score = np.float32(min(fmax, normal.min())) if normal.size else fmax
+            self.max_score = np.float32(max(fmin, normal.max())) if normal.size else fmin
+            lscore = scores.astype(np.float64)
+            udl = (lens[ud].astype(np.float32) * self.max_score).astype(np.float64) - 0.1
+            lscore[ud] = udl
+            self.lscore = lscore
+            self.unused = kinds == UNUSED
+            self.unk_score = np.float32(self.min_score - np.float32(10.0))
+            self.M = (self.trie[0], self.trie[1], self.lscore, self.unused, self.unk_score, np.int64(V))
+        else:
+            _, ranks = np.unique(-scores.astype(np.float64), return_inverse=True)
+            keys, vals, sl, sr = kbpe.build_merge_entries(pb, proto.piece_offsets, kinds,
+                                                          ranks.astype(np.int64), self.trie[0], self.trie[1])
+            self.merges = IntMap.from_arrays(keys, vals)
+            self.M = (self.trie[0], self.trie[1], self.merges.keys, self.merges.values, kinds, sl, sr,
+                      np.int64(V))
+        self.special_tokens = {self.vocab.piece(i).decode("utf-8", "replace"): int(i)
+                               for i in np.flatnonzero(kinds == CONTROL).tolist()}
+        self.bos_id = self._reserved_id(t["bos_piece"])
+        self.eos_id = self._reserved_id(t["eos_piece"])
+
+    # ------------------------------------------------------------------ loading / saving
+    @classmethod
+    def load(cls, path):
+        return cls(read_model_file(path))
+
+    @classmethod
+    def from_bytes(cls, data):
+        return cls(read_model_proto(data))
+
+    def serialized_model_proto(self):
+        return write_model_proto(self.proto)
+
+    def save_sentencepiece(self, path):
+        with open(path, "wb") as f:
+            f.write(self.serialized_model_proto())
+
+    def state(self):
+        return {"model_proto": self.serialized_model_proto()}
+
+    @classmethod
+    def from_state(cls, state):
+        return cls.from_bytes(state["model_proto"])
+
+    # ------------------------------------------------------------------ helpers
+    def _reserved_id(self, piece):
+        return self.piece_to_id(piece)
+
+    def _F(self, add_bos, add_eos):
+        return (np.int64(self.V), np.int64(self.unk_id), self.byte_fallback, self.byte_ids,
+                np.int64(self.bos_id if add_bos else -1), np.int64(self.eos_id if add_eos else -1))
+
+    @staticmethod
+    def _check_opts(opts):
+        for k in opts:
+            if k not in ("allowed_special", "disallowed_special"):
+                raise TypeError(f"unexpected keyword argument {k!r}")
+
+    # ------------------------------------------------------------------ encoding
+    def encode(self, text, add_bos=False, add_eos=False, **opts):
+        self._check_opts(opts)
+        buf = np.frombuffer(_as_bytes(text), np.uint8)
+        F = self._F(add_bos, add_eos)
+        if self.model_type == "unigram":
+            return kuni.encode_one(buf, self.N, self.M, F)
+        return kbpe.encode_one(buf, self.N, self.M, F, 0.0)
+
+    def encode_batch_ragged(self, texts, add_bos=False, add_eos=False, **opts):
+        self._check_opts(opts)
+        if isinstance(texts, (str, bytes)):
+            raise TypeError("encode_batch expects a list of texts, not a single text")
+        data = [_as_bytes(t) for t in texts]
+        n = len(data)
+        lens = np.fromiter(map(len, data), np.int64, n)
+        offsets = np.zeros(n + 1, np.int64)
+        np.cumsum(lens, out=offsets[1:])
+        buf = np.frombuffer(b"".join(data), np.uint8)
+        room = lens + 4
+        out_offsets = np.zeros(n + 1, np.int64)
+        np.cumsum(room, out=out_offsets[1:])
+        out = np.empty(int(out_offsets[-1]), np.int32)
+        counts = np.zeros(n, np.int64)
+        F = self._F(add_bos, add_eos)
+        n_chunks = max(1, min(n, numba.get_num_threads() * 8))
+        if n:
+            kern = kuni.encode_batch if self.model_type == "unigram" else kbpe.encode_batch
+            kern(buf, offsets, out_offsets, self.N, self.M, F, n_chunks, out, counts)
+        redo = np.flatnonzero(counts < 0)
+        extra = {int(d): self.encode(data[d], add_bos, add_eos) for d in redo.tolist()}
+        final = counts.copy()
+        for d, ids in extra.items():
+            final[d] = ids.size
+        res_off = np.zeros(n + 1, np.int64)
+        np.cumsum(final, out=res_off[1:])
+        ids = np.empty(int(res_off[-1]), np.int32)
+        kuni.compact_ragged(out, out_offsets, counts, res_off, ids)
+        for d, x in extra.items():
+            ids[res_off[d]:res_off[d + 1]] = x
+        return ids, res_off
+
+    def _symbols(self, text, dropout=0.0):
+        buf = np.frombuffer(_as_bytes(text), np.uint8)
+        if self.model_type == "unigram":
+            return kuni.symbols_one(buf, self.N, self.M)
+        return kbpe.symbols_one(buf, self.N, self.M, float(dropout))
+
+    def _pieces_from_symbols(self, syms):
+        V = self.V
+        out = []
+        prev_unk = False
+        for s in syms.tolist():
+            if s < V:
+                out.append(self.id_to_piece(s))
+                prev_unk = False
+                continue
+            cp = s - V
+            ch = bytes([cp - kuni.INVALID_BASE]) if cp >= kuni.INVALID_BASE else chr(cp).encode("utf-8", "surrogatepass")
+            if self.byte_fallback:
+                out.extend(f"<0x{b:02X}>" for b in ch)
+            elif prev_unk:
+                out[-1] += ch.decode("utf-8", "replace")
+            else:
+                out.append(ch.decode("utf-8", "replace"))
+                prev_unk = True
+        return out
+
+    def encode_as_pieces(self, text):
+        syms, _ = self._symbols(text)
+        return self._pieces_from_symbols(syms)
+
+    # ------------------------------------------------------------------ decoding
+    def decode_bytes(self, ids):
+        ids = self.vocab.check_ids(ids)
+        raw = knorm.decode_ids(ids, self.vocab.piece_bytes, self.vocab.piece_offsets, self.vocab.kinds,
+                               self.byte_values, self.unk_surface, self._strip_first, self._keep_bos_ws)
+        if self.denorm is not None:
+            out, n = knorm.normalize(raw, 0, raw.size, *self.denorm, np.empty(raw.size * 3 + 8, np.uint8))
+            raw = out[:n]
+        return raw.tobytes()
+
+    def decode(self, ids):
+        if isinstance(ids, (list, tuple)) and ids and isinstance(ids[0], str):
+            return self.decode_pieces(ids)
+        return self.decode_bytes(ids).decode("utf-8", "replace")
+
+    def decode_pieces(self, pieces):
+        """Decode piece strings; a string that is not a piece is copied as is (sentencepiece)."""
+        ids = [self.piece_to_id(p) for p in pieces]
+        parts = []
+        run = []
+        for p, i in zip(pieces, ids):
+            if i == self.unk_id and p != self.id_to_piece(i):
+                run.append(p)
+                continue
+            run.append(i)
+        # segments of literal strings are spliced between id runs
+        out = []
+        cur = []
+        first = True
+        for x in run:
+            if isinstance(x, str):
+                if cur:
+                    out.append(self._decode_segment(cur, first))
+                    first = False
+                    cur = []
+                out.append(x)
+                first = False
+            else:
+                cur.append(x)
+        if cur:
+            out.append(self._decode_segment(cur, first))
+        parts = "".join(out)
+        return parts
+
+    def _decode_segment(self, ids, first):
+        if first:
+            return self.decode(np.asarray(ids, np.int32))
+        # not at the start: no leading-space stripping
+        marker = self.V  # decode with a dummy visible prefix: emulate by a plain join
+        ids = self.vocab.check_ids(np.asarray(ids, np.int32))
+        raw = knorm.decode_ids(ids, self.vocab.piece_bytes, self.vocab.piece_offsets, self.vocab.kinds,
+                               self.byte_values, self.unk_surface, False, True)
+        del marker
+        return raw.tobytes().decode("utf-8", "replace")
+
+    # ------------------------------------------------------------------ vocabulary
+    def id_to_piece(self, i):
+        i = int(i)
+        if not 0 <= i < self.V:
+            raise IndexError(f"piece id {i} is out of range [0, {self.V})")
+        return self.vocab.piece(i).decode("utf-8", "replace")
+
+    def piece_to_id(self, piece):
+        if isinstance(piece, str):
+            piece = piece.encode("utf-8")
+        return self.vocab.get(bytes(piece), self.unk_id)
+
+    def get_score(self, i):
+        return float(self.vocab.scores[i])
+
+    @property
+    def vocab_size(self):
+        return self.V
+
+    def __len__(self):
+        return self.V

@@ -45,15 +45,3 @@ class SeedBPE:
 
     def time_merge(self, model_file, lines, algorithm):
         self.fn(self.cps, self.ids, self.table)
-
-    def track_symbols(self, model_file, lines, algorithm):
-        """Input size in initial symbols (code points), for the charts' x axis."""
-        return int(self.ids.shape[0])
-
-    track_symbols.unit = "symbols"
-
-    def track_tokens(self, model_file, lines, algorithm):
-        """Output length: must be the same for every algorithm."""
-        return int(self.fn(self.cps, self.ids, self.table).shape[0])
-
-    track_tokens.unit = "tokens"

@@ -14,7 +14,7 @@ Models: sentencepiece's test model (Unigram, 1000 pieces) and OpenNMT's WMT en-d
 
 The two forward-pass rows take the normalized text (``▁The▁quick...``, UTF-8 bytes);
 the two encode rows take the raw sentence and include normalization. All four give the
-same ids (tests/test_reference_bench.py; ``track_tokens`` records the count here).
+same ids (tests/test_reference_bench.py).
 """
 import numpy as np
 
@@ -31,15 +31,26 @@ def nbtok_unigram(model_file):
     return nbtok.Tokenizer.from_sentencepiece(str(model_file))
 
 
-def trie_forward_fn(tok):
-    """A callable(normalized utf-8 bytes as uint8 array) -> ids running only nbtok's trie-based
-    forward pass + backtrack (no normalization), or skip."""
+def trie_forward_fn(tok, max_bytes):
+    """A callable(normalized utf-8 bytes, uint8 array) -> symbols that runs only nbtok's
+    trie-based forward pass + backtrack (``nbtok.kernels.unigram.viterbi``: double-array trie
+    common-prefix walk per start), on scratch arrays allocated once here, or skip."""
+    kuni = common.nbtok_or_skip("nbtok.kernels.unigram", "viterbi")
     m = tok.model
-    for name in ("encode_normalized", "viterbi_normalized", "encode_normalized_bytes"):
-        f = getattr(m, name, None)
-        if callable(f):
-            return f
-    common.skip("nbtok's Unigram model exposes no forward pass over normalized text yet")
+    if getattr(m, "model_type", None) != "unigram" or not hasattr(m, "M"):
+        common.skip("nbtok's SentencePiece model has no Unigram kernel arguments (model.M)")
+    bc, value, lscore, unused, unk_score, V = m.M
+    best = np.empty(max_bytes + 1, np.float32)
+    start_at = np.empty(max_bytes + 1, np.int32)
+    node_id = np.empty(max_bytes + 1, np.int32)
+    syms = np.empty(max_bytes + 1, np.int64)
+
+    def forward(norm):
+        k = kuni.viterbi(norm, norm.shape[0], bc, value, lscore, unused, unk_score, V,
+                         best, start_at, node_id, syms)
+        return syms[:k]
+
+    return forward
 
 
 class SeedUnigram:
@@ -66,7 +77,7 @@ class SeedUnigram:
                 ref = reference_unigram.NestedLoopUnigram.from_sentencepiece(path)
             self.fn, self.arg = ref.encode_normalized, self.normalized
         elif implementation == "trie_forward":
-            self.fn, self.arg = trie_forward_fn(nbtok_unigram(path)), self.normalized
+            self.fn, self.arg = trie_forward_fn(nbtok_unigram(path), self.normalized.shape[0]), self.normalized
         elif implementation == "nbtok_encode":
             self.fn, self.arg = nbtok_unigram(path).encode, self.text
         else:
@@ -77,8 +88,3 @@ class SeedUnigram:
 
     def time_encode(self, model, sentence, implementation):
         self.fn(self.arg)
-
-    def track_tokens(self, model, sentence, implementation):
-        return len(self.fn(self.arg))
-
-    track_tokens.unit = "tokens"

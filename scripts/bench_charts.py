@@ -134,25 +134,34 @@ SEED_BPE_LABEL = {"naive": "naive O(N²)", "naive_presplit": "naive + whitespace
                   "pq_tree": "priority queue + tree", "pq_linked_list": "priority queue + linked list (nbtok)"}
 
 
+def seed_bpe_symbols(line_counts):
+    """{lines: number of initial symbols} (code points of the SentencePiece-style text)."""
+    try:
+        sys.path.insert(0, str(ROOT))
+        from asv_benchmarks import _common
+        return {n: len(_common.sentencepiece_text(" ".join(_common.lines("tinyshakespeare", n))))
+                for n in line_counts}
+    except Exception:  # data folder absent: plot against lines
+        return {}
+
+
 def seed_bpe(results, plt, docs):
     times = find(results, "SeedBPE.time_merge")
-    syms = find(results, "SeedBPE.track_symbols")
-    toks = find(results, "SeedBPE.track_tokens")
     if not times:
         return "Seed BPE table: no results yet."
     lines = sorted({k[0] for k in times})
+    nsym = seed_bpe_symbols(lines)
+    syms = {(n, a): nsym[n] for n in lines for a in SEED_BPE_ALGS if n in nsym}
     rows = []
     for n in lines:
         t = {a: times.get((n, a)) for a in SEED_BPE_ALGS}
         ll = t["pq_linked_list"]
-        sym = syms.get((n, "pq_linked_list"), "")
-        tok = toks.get((n, "pq_linked_list"), "")
-        rows.append([n, sym, tok] + [fmt_time(t[a]) for a in SEED_BPE_ALGS]
+        rows.append([n, nsym.get(n, "?")] + [fmt_time(t[a]) for a in SEED_BPE_ALGS]
                     + [fmt_ratio(t["naive"] / ll) if t["naive"] and ll else "—",
                        fmt_ratio(t["pq_tree"] / ll) if t["pq_tree"] and ll else "—"])
     md = ("**Seed table 1: BPE merge algorithms** (tiny Shakespeare, first N lines, SentencePiece-style "
           "input; sentencepiece BPE model with 8000 pieces trained on tiny Shakespeare; merge only)\n\n"
-          + table(["lines", "symbols", "tokens"] + [SEED_BPE_LABEL[a] for a in SEED_BPE_ALGS]
+          + table(["lines", "symbols"] + [SEED_BPE_LABEL[a] for a in SEED_BPE_ALGS]
                   + ["naive / linked list", "tree / linked list"], rows))
     if plt is not None:
         fig, ax = plt.subplots(figsize=(6.4, 4.4))

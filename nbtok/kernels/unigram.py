@@ -2,9 +2,9 @@
 
 Per end position e the lattice keeps (best score float32, start, piece). For each character
 start s (in order) the vocabulary trie is walked from s; every piece ending at e proposes
-``score + best[s]`` (computed in float64, as sentencepiece's ``double`` expression, compared
-against the stored float32 and stored rounded to float32), accepted only if strictly greater
-(so on a tie the earliest start wins). USER_DEFINED pieces score ``len * max_score - 0.1``,
+``score + best[s]`` in float32 arithmetic (the source reads as a double expression, but the
+shipped sentencepiece 0.2.x binaries round in float32: checked against it on near-ties such as
+runs of dots), accepted only if strictly greater (so on a tie the earliest start wins). USER_DEFINED pieces score ``len * max_score - 0.1``,
 UNUSED pieces are skipped, and if no one-character piece starts at s an unknown node with
 ``min_score - 10`` (float32 arithmetic) covers that character.
 
@@ -133,7 +133,6 @@ def viterbi(norm, n, bc, value, lscore, unused, unk_score, V, best, start_at, no
     s = 0
     while s < n:
         till = best[s]
-        till64 = np.float64(till)
         mblen = one_char_len(norm[s], n - s)
         has_single = False
         node = 0
@@ -147,9 +146,9 @@ def viterbi(norm, n, bc, value, lscore, unused, unk_score, V, best, start_at, no
                 if unused[v]:
                     continue
                 e = k + 1
-                cand = lscore[v] + till64
-                if start_at[e] == -1 or cand > np.float64(best[e]):
-                    best[e] = np.float32(cand)
+                cand = lscore[v] + till
+                if start_at[e] == -1 or cand > best[e]:
+                    best[e] = cand
                     start_at[e] = s
                     node_id[e] = v
                 if e - s == mblen:

@@ -129,9 +129,9 @@ class SentencePieceModel:
             fmin = np.float32(np.finfo(np.float32).tiny)
             self.min_score = np.float32(min(fmax, normal.min())) if normal.size else fmax
             self.max_score = np.float32(max(fmin, normal.max())) if normal.size else fmin
-            lscore = scores.astype(np.float64)
+            lscore = scores.astype(np.float32)
             udl = (lens[ud].astype(np.float32) * self.max_score).astype(np.float64) - 0.1
-            lscore[ud] = udl
+            lscore[ud] = udl.astype(np.float32)
             self.lscore = lscore
             self.unused = kinds == UNUSED
             self.unk_score = np.float32(self.min_score - np.float32(10.0))

@@ -249,20 +249,27 @@ class PretokenCounter:
         self.add_block(np.ascontiguousarray(buf), offsets)
 
 
+def _is_file(p):
+    try:
+        return len(str(p)) < 4096 and "\n" not in str(p) and Path(p).is_file()
+    except (OSError, ValueError):
+        return False
+
+
 def resolve_input(input):
     """``("files", [Path, ...])`` or ``("texts", iterable)``; raises TypeError/ValueError."""
     if isinstance(input, (bytes, bytearray)):
         raise TypeError("input must be a path, a list of paths or an iterable of str, not bytes")
     if isinstance(input, (str, os.PathLike)):
         path = Path(input)
-        if not path.is_file():
+        if not _is_file(path):
             raise ValueError(f"input file {str(input)[:200]!r} does not exist (to train on text, "
                              "pass an iterable of str such as [text])")
         return "files", [path]
     if isinstance(input, (list, tuple)) and input and all(isinstance(p, os.PathLike) for p in input):
         paths = [Path(p) for p in input]
     elif (isinstance(input, (list, tuple)) and input and all(isinstance(p, str) for p in input)
-          and all(len(p) < 4096 and "\n" not in p and Path(p).is_file() for p in input)):
+          and all(_is_file(p) for p in input)):
         paths = [Path(p) for p in input]
     else:
         try:
@@ -272,7 +279,7 @@ def resolve_input(input):
                             f"not {type(input).__name__}") from None
         return "texts", input
     for p in paths:
-        if not p.is_file():
+        if not _is_file(p):
             raise ValueError(f"input file {str(p)!r} does not exist")
     return "files", paths
 

@@ -307,11 +307,105 @@ def next_end(buf, i, end, table, cfg):
 
 @kernel
 def pretokenize(buf, start, end, table, cfg, out_ends):
-    """Write the absolute end offset of each pre-token of ``buf[start:end]``; return the count."""
+    """Write the absolute end offset of each pre-token of ``buf[start:end]``; return the count.
+
+    The common ASCII pieces of running text -- `` word``, ``word``, ``,`` / ``.`` / `` (``,
+    ``\n`` before text, short digit runs -- are scanned inline here (numba does not inline the
+    bigger helpers, and each call costs argument marshalling and reference counting); everything
+    else goes through ``next_end``. Both give identical results.
+    """
+    letters = cfg[LETTERS]
+    contr = cfg[CONTR]
+    maxd = cfg[DIGITS]
+    tail = cfg[PUNCT_TAIL]
+    o200k = letters == LETTERS_O200K
+    attached = contr == CONTR_ATTACHED
+    standalone = contr == CONTR_CASE or contr == CONTR_ICASE
     count = 0
     i = start
     while i < end:
-        i = next_end(buf, i, end, table, cfg)
+        b0 = buf[i]
+        r = np.int64(-1)
+        if b0 < 0x80:
+            c0 = table[b0]
+            p = i
+            if b0 == 0x20 and i + 1 < end:
+                p = i + 1  # a space may prefix letters in every mode
+            bp = buf[p]
+            if bp < 0x80 and (table[bp] & L):
+                # ---- letters starting with an ASCII letter at p
+                if o200k:
+                    q = p
+                    while q < end and 65 <= buf[q] <= 90:
+                        q += 1
+                    if q < end and buf[q] >= 0x80:
+                        r = -1  # non-ASCII inside the word: general path
+                    elif q < end and 97 <= buf[q] <= 122:
+                        r = q + 1
+                        while r < end and 97 <= buf[r] <= 122:
+                            r += 1
+                        if r < end and buf[r] >= 0x80:
+                            r = -1
+                    else:
+                        r = q
+                else:
+                    r = p + 1
+                    while r < end:
+                        b = buf[r]
+                        if b >= 0x80:
+                            r = -1
+                            break
+                        if table[b] & L:
+                            r += 1
+                        else:
+                            break
+                if r >= 0 and attached and r < end and buf[r] == 0x27:
+                    r = -1  # a possible attached contraction: general path
+            elif c0 & N:
+                # ---- ASCII digits (no leading space: that is GPT-2's rarer case)
+                r = i + 1
+                k = 1
+                while r < end and (maxd <= 0 or k < maxd):
+                    b = buf[r]
+                    if 48 <= b <= 57:
+                        r += 1
+                        k += 1
+                    else:
+                        if b >= 0x80:
+                            r = -1
+                        break
+            elif b0 == 10:
+                # ---- a lone LF before ASCII non-space text: never a prefix, one piece
+                if i + 1 < end:
+                    b = buf[i + 1]
+                    if b < 0x80 and not (table[b] & WS):
+                        r = i + 1
+            elif not (c0 & WS) and not (standalone and b0 == 0x27):
+                # ---- ASCII punctuation run (cl100k/o200k: unless it prefixes a letter)
+                if i + 1 < end:
+                    b = buf[i + 1]
+                    if b < 0x80 and (letters == LETTERS_SPACE or not (table[b] & L)):
+                        r = i + 1
+                        while r < end:
+                            b = buf[r]
+                            if b >= 0x80:
+                                r = -1
+                                break
+                            if table[b] & (L | N | WS):
+                                break
+                            r += 1
+                        if r >= 0 and tail:
+                            while r < end:
+                                b = buf[r]
+                                if b == 10 or b == 13 or (tail == 2 and b == 47):
+                                    r += 1
+                                else:
+                                    break
+                            if r < end and buf[r] >= 0x80:
+                                r = -1  # cannot happen after a tail, but stay exact
+        if r < 0:
+            r = next_end(buf, i, end, table, cfg)
+        i = r
         out_ends[count] = i
         count += 1
     return count

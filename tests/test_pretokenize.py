@@ -263,3 +263,20 @@ def test_tiktoken_split_parity(shared_data, name, model):
             total += 1
     print(f"\n{name}: {total} lines identical to tiktoken")
     assert total > 10_000
+
+
+@pytest.mark.parametrize("name", ["cl100k", "o200k"])
+def test_tiktoken_unicode_table(shared_data, name):
+    """regex is Unicode 17.0, tiktoken 16.0: the "tiktoken" table follows tiktoken where they differ."""
+    tiktoken = pytest.importorskip("tiktoken")
+    from tiktoken.load import load_tiktoken_bpe
+    ranks = load_tiktoken_bpe(str(shared_data / "models" / "tiktoken" / "cl100k_base.tiktoken"))
+    enc = tiktoken.Encoding(name, pat_str=PATTERNS[name], mergeable_ranks=ranks, special_tokens={})
+    # U+0295 is Ll in 16.0 and Lo in 17.0; U+1E6C0 is unassigned in 16.0 and Lo in 17.0
+    texts = ["\u0295Ab", "x\U0001E6C0y", " \U0001E6C0\U0001E6C0 abc", "\u0295\u0295B c"]
+    for text in texts:
+        ids = enc.encode_ordinary(text)
+        ours = Pretokenizer(name, unicode="tiktoken").split(text)
+        assert [i for p in ours for i in enc._encode_single_piece(p)] == ids, text
+        assert Pretokenizer(name).split(text) == regex.findall(PATTERNS[name], text)
+    assert any(Pretokenizer(name).split(t) != Pretokenizer(name, unicode="tiktoken").split(t) for t in texts)

@@ -283,23 +283,30 @@ def _flush_bytes(run, r, out, n):
 
 
 @kernel
-def decode_ids(ids, piece_bytes, piece_offsets, kinds, byte_values, unk_surface, strip_first, keep_bos_ws):
-    """sentencepiece's ``Decode`` for ids: control pieces vanish, unk prints ``unk_surface``,
-    byte pieces are reassembled, U+2581 becomes ' ', and the leading U+2581 of the first
-    visible piece is dropped when ``strip_first`` (add_dummy_prefix or remove_extra_whitespaces).
-    ``keep_bos_ws`` is False under remove_extra_whitespaces (then every piece may lose one
-    leading U+2581 until some text has been produced)."""
-    total = 0
-    for t in range(ids.shape[0]):
+def _decode_size(ids, lo, hi, piece_offsets, unk_len):
+    total = 8
+    for t in range(lo, hi):
         i = ids[t]
-        total += max(piece_offsets[i + 1] - piece_offsets[i], unk_surface.shape[0]) + 3
-    out = np.empty(total + 8, np.uint8)
-    run = np.empty(ids.shape[0] + 1, np.uint8)
+        total += max(piece_offsets[i + 1] - piece_offsets[i], unk_len) + 3
+    return total
+
+
+@kernel
+def _decode_into(ids, lo, hi, piece_bytes, piece_offsets, kinds, byte_values, unk_surface,
+                 strip_first, keep_bos_ws, out, n, run):
+    """sentencepiece's ``Decode`` of ``ids[lo:hi]`` appended to ``out`` at ``n``; returns the new n.
+
+    Control pieces vanish, unk prints ``unk_surface``, byte pieces are reassembled (an invalid
+    byte becomes U+FFFD), U+2581 becomes ' ', and while no text has been produced the leading
+    U+2581 of a piece is dropped when ``strip_first`` (add_dummy_prefix or
+    remove_extra_whitespaces). With ``keep_bos_ws`` (remove_extra_whitespaces off) only the first
+    such U+2581 is dropped.
+    """
     r = 0
-    n = 0
+    n0 = n
     is_bos_ws = True
     bos_ws_seen = False
-    for t in range(ids.shape[0]):
+    for t in range(lo, hi):
         i = ids[t]
         k = kinds[i]
         if k == 6:  # BYTE
@@ -308,7 +315,7 @@ def decode_ids(ids, piece_bytes, piece_offsets, kinds, byte_values, unk_surface,
             continue
         n = _flush_bytes(run, r, out, n)
         r = 0
-        if bos_ws_seen or n > 0:
+        if bos_ws_seen or n > n0:
             is_bos_ws = False
         has_bos_ws = False
         if k == 3:  # CONTROL
@@ -337,5 +344,30 @@ def decode_ids(ids, piece_bytes, piece_offsets, kinds, byte_values, unk_surface,
                     n += 1
                     p += 1
         bos_ws_seen = has_bos_ws
-    n = _flush_bytes(run, r, out, n)
+    return _flush_bytes(run, r, out, n)
+
+
+@kernel
+def decode_ids(ids, piece_bytes, piece_offsets, kinds, byte_values, unk_surface, strip_first, keep_bos_ws):
+    """Decode one id sequence to bytes (see ``_decode_into``)."""
+    out = np.empty(_decode_size(ids, 0, ids.shape[0], piece_offsets, unk_surface.shape[0]), np.uint8)
+    run = np.empty(ids.shape[0] + 1, np.uint8)
+    n = _decode_into(ids, 0, ids.shape[0], piece_bytes, piece_offsets, kinds, byte_values, unk_surface,
+                     strip_first, keep_bos_ws, out, 0, run)
     return out[:n].copy()
+
+
+@kernel
+def decode_ragged(ids, offsets, piece_bytes, piece_offsets, kinds, byte_values, unk_surface, strip_first,
+                  keep_bos_ws):
+    """Decode documents ``ids[offsets[d]:offsets[d+1]]``: (flat bytes, byte offsets)."""
+    n_docs = offsets.shape[0] - 1
+    out = np.empty(_decode_size(ids, 0, ids.shape[0], piece_offsets, unk_surface.shape[0]), np.uint8)
+    run = np.empty(ids.shape[0] + 1, np.uint8)
+    out_off = np.zeros(n_docs + 1, np.int64)
+    n = 0
+    for d in range(n_docs):
+        n = _decode_into(ids, offsets[d], offsets[d + 1], piece_bytes, piece_offsets, kinds, byte_values,
+                         unk_surface, strip_first, keep_bos_ws, out, n, run)
+        out_off[d + 1] = n
+    return out[:n].copy(), out_off

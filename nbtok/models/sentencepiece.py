@@ -263,9 +263,36 @@ class SentencePieceModel:
         raw = knorm.decode_ids(ids, self.vocab.piece_bytes, self.vocab.piece_offsets, self.vocab.kinds,
                                self.byte_values, self.unk_surface, self._strip_first, self._keep_bos_ws)
         if self.denorm is not None:
-            out, n = knorm.normalize(raw, 0, raw.size, *self.denorm, np.empty(raw.size * 3 + 8, np.uint8))
-            raw = out[:n]
+            return self._denormalize(raw.tobytes())
         return raw.tobytes()
+
+    def decode_ragged(self, ids, offsets):
+        """Decode a ragged batch (flat ids + offsets) in one kernel call: list of str."""
+        ids = self.vocab.check_ids(ids)
+        offsets = np.ascontiguousarray(offsets, np.int64)
+        if offsets.ndim != 1 or offsets.size == 0 or offsets[0] != 0 or offsets[-1] != ids.size \
+                or np.any(np.diff(offsets) < 0):
+            raise ValueError("offsets must start at 0, be non-decreasing and end at len(ids)")
+        raw, off = knorm.decode_ragged(ids, offsets, self.vocab.piece_bytes, self.vocab.piece_offsets,
+                                       self.vocab.kinds, self.byte_values, self.unk_surface,
+                                       self._strip_first, self._keep_bos_ws)
+        data = raw.tobytes()
+        o = off.tolist()
+        if self.denorm is None:
+            return [data[o[d]:o[d + 1]].decode("utf-8", "replace") for d in range(len(o) - 1)]
+        return [self._denormalize(data[o[d]:o[d + 1]]).decode("utf-8", "replace") for d in range(len(o) - 1)]
+
+    def decode_batch(self, batch):
+        batch = [np.asarray(b) for b in batch]
+        offsets = np.zeros(len(batch) + 1, np.int64)
+        np.cumsum([b.size for b in batch], out=offsets[1:])
+        flat = np.concatenate(batch) if batch else np.zeros(0, np.int32)
+        return self.decode_ragged(flat.astype(np.int64, copy=False), offsets)
+
+    def _denormalize(self, data):
+        raw = np.frombuffer(data, np.uint8)
+        out, n = knorm.normalize(raw, 0, raw.size, *self.denorm, np.empty(raw.size * 3 + 8, np.uint8))
+        return out[:n].tobytes()
 
     def decode(self, ids):
         if isinstance(ids, (list, tuple)) and ids and isinstance(ids[0], str):

@@ -1,0 +1,308 @@
+"""SentencePiece models: parity with the ``sentencepiece`` library itself.
+
+Models are trained here with ``sentencepiece`` on the committed text under ``tests/data/spm``
+(cached once per session) to cover unigram / bpe, byte_fallback on / off, the normalization
+rules (nmt_nfkc, nfkc, nmt_nfkc_cf, identity), add_dummy_prefix / remove_extra_whitespaces off,
+treat_whitespace_as_suffix, split_digits, user-defined and control symbols and a 32k
+vocabulary. Full-corpus parity over ``../shared/data`` is in ``test_sentencepiece_corpora.py``.
+"""
+import io
+import itertools
+import os
+import random
+import time
+
+import numpy as np
+import pytest
+
+spm = pytest.importorskip("sentencepiece")
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+import nbtok  # noqa: E402
+from conftest import FIXTURES  # noqa: E402
+
+SPM_DATA = FIXTURES / "spm"
+
+CONFIGS = {
+    "uni_nmt": dict(model_type="unigram", vocab_size=2000),
+    "uni_bf_nfkc": dict(model_type="unigram", vocab_size=3000, byte_fallback=True,
+                        normalization_rule_name="nfkc", character_coverage=0.98),
+    "uni_cf_raw": dict(model_type="unigram", vocab_size=2000, normalization_rule_name="nmt_nfkc_cf",
+                       add_dummy_prefix=False, remove_extra_whitespaces=False),
+    "uni_identity_suffix": dict(model_type="unigram", vocab_size=2000, normalization_rule_name="identity",
+                                treat_whitespace_as_suffix=True, split_digits=True),
+    "uni_symbols": dict(model_type="unigram", vocab_size=2000,
+                        user_defined_symbols=["<sep>", "<mask>", "ing", "\u2581the", "\U0001F642"],
+                        control_symbols=["<ctl>", "<2ja>"], pad_id=3),
+    "bpe_llama": dict(model_type="bpe", vocab_size=4000, byte_fallback=True, split_digits=True,
+                      normalization_rule_name="identity", remove_extra_whitespaces=False,
+                      allow_whitespace_only_pieces=True),
+    "bpe_nmt": dict(model_type="bpe", vocab_size=2000),
+    "bpe_suffix_symbols": dict(model_type="bpe", vocab_size=2000, treat_whitespace_as_suffix=True,
+                               user_defined_symbols=["<sep>", "ing", "ab"], control_symbols=["<ctl>"],
+                               normalization_rule_name="nfkc", add_dummy_prefix=False),
+    "bpe_32k": dict(model_type="bpe", vocab_size=32000, hard_vocab_limit=False, byte_fallback=True),
+    "uni_32k": dict(model_type="unigram", vocab_size=32000, hard_vocab_limit=False),
+}
+
+EDGE_CASES = [
+    "", " ", "   ", "\t", "\n\n", "a", " a", "a ", "  hello   world  ", "Hello, World!",
+    "\u2581", "a\u2581b", "\u2581\u2581x", "x\u2581", "\u3000full\u3000width\u3000", "ｈｅｌｌｏ　ＷＯＲＬＤ",
+    "ﬁﬂ ① ㍿ ™ ½", "e\u0301 a\u0308 \u0301\u0301", "\u200b\u200c\u200d", "\ufeffbom", "\ufffd", "\x00a\x00",
+    "\x01\x02abc\x7f", "tab\tsep\tline", "\U0001F44D\U0001F3FD \U0001F468\u200d\U0001F469\u200d\U0001F467",
+    "<sep>foo<sep>", "<ctl> <s> </s> <unk> <pad>", "<mask>ing<mask>", "abababab", "the thethe\u2581the",
+    "日本語のテキストです。", "吾輩は猫である。名前はまだ無い。", "Привет, мир!", "नमस्ते दुनिया",
+    "مرحبا بالعالم", "สวัสดีชาวโลก", "Tiếng Việt có dấu", "1234567890 3.14159 1,000,000",
+    "a" * 300, "\u00e9" * 100, " " * 50 + "x" + " " * 50, "..........", "\U00010000\U0010FFFF",
+    "\uFF5E ~ \u301C", "İstanbul ǅ ß ẞ", "\u1100\u1161\u11a8 \uac01",
+]
+
+
+def fixture_lines():
+    lines = []
+    for path in sorted(SPM_DATA.glob("*.txt")):
+        lines.extend(path.read_bytes().decode("utf-8", errors="replace").splitlines())
+    return lines
+
+
+def train(path, lines, **kw):
+    spm.set_random_generator_seed(1)
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=model, minloglevel=2,
+                                   num_threads=2, **kw)
+    path.write_bytes(model.getvalue())
+
+
+@pytest.fixture(scope="session")
+def spm_models(tmp_path_factory):
+    """name -> path of a model trained by sentencepiece on the committed text (shared cache)."""
+    root = tmp_path_factory.getbasetemp() / "spm_models"
+    root.mkdir(exist_ok=True)
+    lines = None
+    paths = {}
+    for name, kw in CONFIGS.items():
+        path = root / f"{name}.model"
+        if not path.exists():
+            lines = lines if lines is not None else fixture_lines()
+            train(path, lines, **kw)
+        paths[name] = path
+    return paths
+
+
+def load_pair(path):
+    return nbtok.Tokenizer.from_sentencepiece(str(path)), spm.SentencePieceProcessor(model_file=str(path))
+
+
+def ragged(lists):
+    lens = np.fromiter(map(len, lists), np.int64, len(lists))
+    offsets = np.zeros(len(lists) + 1, np.int64)
+    np.cumsum(lens, out=offsets[1:])
+    flat = np.fromiter(itertools.chain.from_iterable(lists), np.int64, int(offsets[-1]))
+    return flat, offsets
+
+
+def count_mismatches(ids, offsets, ref_flat, ref_offsets):
+    """Number of documents whose id sequences differ."""
+    n = offsets.size - 1
+    if np.array_equal(offsets, ref_offsets):
+        diff = np.flatnonzero(ids != ref_flat)
+        return int(np.unique(np.searchsorted(offsets, diff, side="right") - 1).size)
+    bad = 0
+    for d in range(n):
+        if not np.array_equal(ids[offsets[d]:offsets[d + 1]], ref_flat[ref_offsets[d]:ref_offsets[d + 1]]):
+            bad += 1
+    return bad
+
+
+def assert_batch_parity(tok, sp, lines, decode=True, label=""):
+    ids, offsets = tok.encode_batch_ragged(lines)
+    ref = sp.encode(lines)
+    ref_flat, ref_off = ragged(ref)
+    bad = count_mismatches(ids, offsets, ref_flat, ref_off)
+    assert len(lines) > 0
+    assert bad == 0, f"{label}: {bad} of {len(lines)} documents differ in ids"
+    if decode:
+        mine = tok.model.decode_ragged(ref_flat, ref_off)
+        theirs = sp.decode(ref)
+        bad_dec = sum(a != b for a, b in zip(mine, theirs))
+        assert bad_dec == 0, f"{label}: {bad_dec} of {len(lines)} documents differ when decoded"
+    return len(lines)
+
+
+# ---------------------------------------------------------------------------------- parity
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_parity_on_committed_text(spm_models, name):
+    tok, sp = load_pair(spm_models[name])
+    lines = fixture_lines()
+    n = assert_batch_parity(tok, sp, lines, label=name)
+    assert n > 5000
+    # pieces on a sample, and single-document encode == batch encode
+    for line in lines[:200] + lines[-50:]:
+        assert tok.encode_as_pieces(line) == sp.encode_as_pieces(line), line
+        assert tok.encode(line).tolist() == sp.encode(line), line
+
+
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_parity_edge_cases(spm_models, name):
+    tok, sp = load_pair(spm_models[name])
+    for text in EDGE_CASES:
+        ids = sp.encode(text)
+        assert tok.encode(text).tolist() == ids, repr(text)
+        assert tok.encode_as_pieces(text) == sp.encode_as_pieces(text), repr(text)
+        assert tok.decode(ids) == sp.decode(ids), repr(text)
+        assert tok.encode(text, add_bos=True, add_eos=True).tolist() == sp.encode(text, add_bos=True, add_eos=True)
+    assert_batch_parity(tok, sp, EDGE_CASES, label=name)
+
+
+def test_long_pieces_exist(spm_models):
+    tok, sp = load_pair(spm_models["bpe_32k"])
+    assert tok.vocab_size == sp.get_piece_size() >= 30000
+    assert max(len(sp.id_to_piece(i)) for i in range(sp.get_piece_size())) >= 12
+
+
+SPECIAL_BITS = [" ", "  ", "\t", "\n", "\u3000", "\u2581", "\u0301", "\u0308", "\u200b", "\u2460", "\ufb01",
+                "<sep>", "<ctl>", "<s>", "<mask>", "ing", "ab", "\ufffd", "\x00", "123", "\uff21", "\U0001F642",
+                "\u00a0", "\u2028", "\ud7a3", "\U000E0001", "..."]
+TEXTS = st.lists(st.one_of(st.text(st.characters(blacklist_categories=("Cs",)), max_size=6),
+                           st.text(st.characters(min_codepoint=0x20, max_codepoint=0x24F), max_size=10),
+                           st.sampled_from(SPECIAL_BITS)), max_size=14).map("".join)
+
+
+@pytest.mark.parametrize("name", ["uni_symbols", "uni_cf_raw", "bpe_llama", "bpe_suffix_symbols", "uni_bf_nfkc"])
+def test_hypothesis_parity(spm_models, name):
+    tok, sp = load_pair(spm_models[name])
+
+    @settings(max_examples=250, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(TEXTS)
+    def check(text):
+        ids = sp.encode(text)
+        assert tok.encode(text).tolist() == ids
+        assert tok.encode_as_pieces(text) == sp.encode_as_pieces(text)
+        assert tok.decode(ids) == sp.decode(ids)
+
+    check()
+
+
+# ---------------------------------------------------------------------------------- API
+def test_vocabulary_api(spm_models):
+    tok, sp = load_pair(spm_models["uni_symbols"])
+    assert tok.vocab_size == sp.get_piece_size()
+    for i in range(sp.get_piece_size()):
+        assert tok.id_to_piece(i) == sp.id_to_piece(i)
+        assert tok.piece_to_id(sp.id_to_piece(i)) == sp.piece_to_id(sp.id_to_piece(i))
+    assert tok.piece_to_id("definitely-not-a-piece") == sp.piece_to_id("definitely-not-a-piece") == sp.unk_id()
+    with pytest.raises(IndexError):
+        tok.id_to_piece(sp.get_piece_size())
+    with pytest.raises(ValueError):
+        tok.decode([sp.get_piece_size()])
+    with pytest.raises(TypeError):
+        tok.encode(123)
+
+
+def test_batch_matches_single_and_threads(spm_models):
+    import numba
+    tok, sp = load_pair(spm_models["bpe_llama"])
+    lines = fixture_lines()[:3000] + EDGE_CASES
+    ref = [tok.encode(x).tolist() for x in lines]
+    for threads in (1, 2):
+        old = numba.get_num_threads()
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+        try:
+            got = tok.encode_batch(lines)
+        finally:
+            numba.set_num_threads(old)
+        assert [g.tolist() for g in got] == ref
+    ids, offsets = tok.encode_batch_ragged([])
+    assert ids.size == 0 and offsets.tolist() == [0]
+
+
+def test_batch_overflow_fallback(spm_models):
+    # NFKC expands U+FDFA (3 bytes) into 33 bytes: more ids than the per-document room
+    tok, sp = load_pair(spm_models["uni_bf_nfkc"])
+    lines = ["\ufdfa" * 40, "plain", "\u3300" * 30 + "x"]
+    ids, offsets = tok.encode_batch_ragged(lines)
+    assert [ids[offsets[i]:offsets[i + 1]].tolist() for i in range(3)] == sp.encode(lines)
+
+
+def test_save_sentencepiece_roundtrip(spm_models, tmp_path):
+    lines = fixture_lines()[:500] + EDGE_CASES
+    for name in ("uni_symbols", "bpe_llama"):
+        tok, sp = load_pair(spm_models[name])
+        out = tmp_path / f"{name}.model"
+        tok.save_sentencepiece(str(out))
+        sp2 = spm.SentencePieceProcessor(model_file=str(out))
+        assert sp2.encode(lines) == sp.encode(lines)
+        assert sp2.get_piece_size() == sp.get_piece_size()
+        tok2 = nbtok.Tokenizer.from_sentencepiece(str(out))
+        assert [x.tolist() for x in tok2.encode_batch(lines)] == sp.encode(lines)
+
+
+def test_pickle_roundtrip(spm_models):
+    import pickle
+    tok, sp = load_pair(spm_models["uni_nmt"])
+    tok2 = pickle.loads(pickle.dumps(tok))
+    assert tok2.encode("Hello world, again.").tolist() == sp.encode("Hello world, again.")
+
+
+# ---------------------------------------------------------------------------------- corrupt files
+def test_corrupt_models_raise_value_error(spm_models, tmp_path):
+    data = spm_models["uni_symbols"].read_bytes()
+    rng = random.Random(0)
+    cuts = sorted({rng.randrange(1, len(data)) for _ in range(60)} | {1, 2, 5, 100, len(data) - 1})
+    candidates = [data[:c] for c in cuts] + [b"", b"\x00" * 64, bytes(rng.randrange(256) for _ in range(2000))]
+    for _ in range(60):
+        b = bytearray(data)
+        for _ in range(rng.randrange(1, 20)):
+            b[rng.randrange(len(b))] = rng.randrange(256)
+        candidates.append(bytes(b))
+    raised = 0
+    for i, blob in enumerate(candidates):
+        path = tmp_path / f"c{i}.model"
+        path.write_bytes(blob)
+        try:
+            tok = nbtok.Tokenizer.from_sentencepiece(str(path))
+        except ValueError:
+            raised += 1
+            continue
+        # a file that still parses must encode without crashing
+        for text in ("Hello world", "日本語 ﬁ ①", ""):
+            tok.encode(text)
+            tok.decode(tok.encode(text))
+    assert raised >= len(cuts)  # every truncation is detected
+
+
+def test_charsmap_validation():
+    from nbtok.kernels.normalize import decode_charsmap
+    with pytest.raises(ValueError):
+        decode_charsmap(b"\x01\x00")
+    with pytest.raises(ValueError):
+        decode_charsmap((1000).to_bytes(4, "little") + b"\x00" * 16)
+    # a leaf value pointing past the pool
+    with pytest.raises(ValueError):
+        decode_charsmap((4).to_bytes(4, "little") + (0x80000000 | 999).to_bytes(4, "little") + b"ab\x00")
+    units, pool = decode_charsmap(b"")
+    assert units.size == 0
+
+
+# ---------------------------------------------------------------------------------- worst case
+def test_worst_case_growth(spm_models):
+    """1 MB without spaces (Japanese; one repeated character): BPE ~ N log N, Unigram linear."""
+    ja = (SPM_DATA / "wagahaiwa_nekodearu_head.txt").read_text(encoding="utf-8").replace("\r\n", "").replace(" ", "")
+    ja = (ja * (1_100_000 // len(ja.encode()) + 1))
+    for name in ("bpe_32k", "uni_32k"):
+        tok, _ = load_pair(spm_models[name])
+        for base in (ja, "\u3042" * 400_000):
+            small = base.encode()[:100_000].decode("utf-8", "ignore")
+            big = base.encode()[:1_000_000].decode("utf-8", "ignore")
+            tok.encode(small)
+
+            def best(t, reps=3):
+                times = []
+                for _ in range(reps):
+                    t0 = time.perf_counter()
+                    tok.encode(t)
+                    times.append(time.perf_counter() - t0)
+                return min(times)
+            ratio = best(big) / best(small)
+            assert ratio < 15, f"{name}: time(1MB)/time(100KB) = {ratio:.1f}"

@@ -194,3 +194,19 @@ def test_nested_loop_viterbi_tie_goes_to_earliest_start():
     assert [pieces[i] for i in ref.encode("abc")] == ["a", "bc"]
     # unknown characters become one merged <unk>
     assert [pieces[i] for i in ref.encode("xyza")] == ["<unk>", "a"]
+
+
+def test_seed_bpe_variants_equal_nbtok_sentencepiece_bpe(shakespeare_bpe):
+    """nbtok's own SentencePiece BPE encoder on the same model gives the same ids."""
+    import nbtok
+    path, table = shakespeare_bpe
+    try:
+        tok = nbtok.Tokenizer.from_sentencepiece(str(path))
+    except (ImportError, NotImplementedError) as exc:
+        pytest.skip(f"nbtok's SentencePiece model is not available yet ({exc})")
+    for n_lines in [1, 10, 100]:
+        raw = " ".join(_common.lines("tinyshakespeare", n_lines))
+        cps, ids = table.symbols(_common.sentencepiece_text(raw))
+        expected = tok.encode(raw).tolist()
+        for name, fn in R.ALGORITHMS.items():
+            assert R.merge_unknowns(fn(cps, ids, table), table.unk_id).tolist() == expected, (name, n_lines)

@@ -43,6 +43,13 @@ QWEN2 = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\
          r"""|\s*[\r\n]+|\s+(?!\S)|\s+""")
 NANOCHAT = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,2}| ?[^\s\p{L}\p{N}]++[\r\n]*"""
             r"""|\s*[\r\n]|\s+(?!\S)|\s+""")
+# DeepSeek-V3 / R1 / V4 tokenizer.json: a Sequence of three Split(behavior="Isolated") passes
+DEEPSEEK_V3 = (
+    r"""\p{N}{1,3}""",
+    r"""[一-龥぀-ゟ゠-ヿ]+""",
+    r"""[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+"""
+    r"""| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""",
+)
 
 PATTERNS = {
     "gpt2": R50K, "r50k_base": R50K, "p50k_base": R50K, "p50k_edit": R50K,
@@ -52,6 +59,7 @@ PATTERNS = {
     "o200k": O200K, "o200k_base": O200K, "o200k_harmony": O200K,
     "qwen2": QWEN2,
     "nanochat": NANOCHAT,
+    "deepseek_v3": DEEPSEEK_V3, "deepseek": DEEPSEEK_V3,
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -221,19 +229,30 @@ def _as_buf(text_or_buf):
 
 
 class Pretokenizer:
-    """Split UTF-8 text into pre-tokens with a GPT-2 / cl100k / o200k style regex."""
+    """Split UTF-8 text into pre-tokens with a GPT-2 / cl100k / o200k style regex.
+
+    ``pattern``: a name in ``PATTERNS``, a regex string, or a tuple of regex strings (a sequence
+    of HF ``Split(behavior="Isolated")`` passes, each applied to every piece of the previous one,
+    as DeepSeek-V3's ``tokenizer.json`` does; always ``unmatched="isolate"``).
+    """
 
     def __init__(self, pattern="gpt2", unicode="regex", unmatched="drop"):
         if unmatched not in ("drop", "isolate"):
             raise ValueError("unmatched must be 'drop' (tiktoken) or 'isolate' (HF Split)")
-        self.name = pattern if pattern in PATTERNS else None
+        self.name = pattern if isinstance(pattern, str) and pattern in PATTERNS else None
         self.pattern = resolve_pattern(pattern)
-        self.cfg = _parse(self.pattern)
+        if isinstance(self.pattern, (tuple, list)):
+            self.pattern = tuple(self.pattern)
+            self.cfg = None
+            unmatched = "isolate"
+        else:
+            self.cfg = _parse(self.pattern)
         self.unmatched = unmatched
         self.table = load_table(unicode)
-        self._regex = None
+        self._regexes = None
         if self.cfg is None:
-            self._regex = _compile_regex(self.pattern)
+            pats = self.pattern if isinstance(self.pattern, tuple) else (self.pattern,)
+            self._regexes = [_compile_regex(p) for p in pats]
 
     def __repr__(self):
         mode = "scanner" if self.cfg is not None else "regex"
@@ -259,33 +278,43 @@ class Pretokenizer:
             return out[:n].copy()
         return self._regex_ends(buf, start, end)
 
+    def _char_pieces(self, text):
+        """[(char_start, char_end, kept)] covering ``text``, from the regex pass(es)."""
+        pieces = [(0, len(text), True)] if text else []
+        for rx in self._regexes:
+            out = []
+            for s, e, _ in pieces:
+                sub = text[s:e] if (s, e) != (0, len(text)) else text
+                last = 0
+                for m in rx.finditer(sub):
+                    ms, me = m.span()
+                    if ms == me:
+                        continue
+                    if ms > last:
+                        out.append((s + last, s + ms, False))
+                    out.append((s + ms, s + me, True))
+                    last = me
+                if last < e - s:
+                    out.append((s + last, e, False))
+            pieces = out
+        return pieces
+
     def _regex_ends(self, buf, start, end):
         text = bytes(buf[start:end]).decode("utf-8")
-        if text.isascii():
-            def pos(c):
-                return c
-        else:
-            # char offset -> byte offset
-            lens = np.frombuffer(text.encode("utf-32-le"), np.uint32)
-            lens = np.where(lens < 0x80, 1, np.where(lens < 0x800, 2, np.where(lens < 0x10000, 3, 4)))
+        pieces = self._char_pieces(text)
+        if not pieces:
+            return np.zeros(0, np.int64)
+        char_ends = np.array([e for _, e, _ in pieces], np.int64)
+        if not text.isascii():  # char offset -> byte offset
+            cps = np.frombuffer(text.encode("utf-32-le"), np.uint32)
+            lens = 1 + (cps >= 0x80) + (cps >= 0x800) + (cps >= 0x10000)
             cum = np.concatenate([[0], np.cumsum(lens)])
-
-            def pos(c):
-                return int(cum[c])
-        out = []
-        last = 0
-        drop = self.unmatched == "drop"
-        for m in self._regex.finditer(text):
-            s, e = m.span()
-            if s == e:
-                continue
-            if s > last:
-                out.append(~(start + pos(s)) if drop else start + pos(s))
-            out.append(start + pos(e))
-            last = e
-        if last < len(text):
-            out.append(~end if drop else end)
-        return np.array(out, np.int64)
+            char_ends = cum[char_ends]
+        ends = start + char_ends.astype(np.int64)
+        if self.unmatched == "drop":
+            gap = np.array([not k for _, _, k in pieces])
+            ends[gap] = ~ends[gap]
+        return ends
 
     def spans(self, buf, start=0, end=None):
         """(starts, ends) of the kept pre-tokens (absolute byte offsets)."""
@@ -298,12 +327,9 @@ class Pretokenizer:
     def split(self, text):
         """The pre-tokens of ``text`` as strings (``regex.findall`` / tiktoken's split)."""
         if self.cfg is None:
-            out = [m.group() for m in self._regex.finditer(text) if m.end() > m.start()]
-            if self.unmatched == "isolate":
-                b = _utf8(text)
-                s, e = self.spans(b)
-                return [b[i:j].decode("utf-8") for i, j in zip(s.tolist(), e.tolist())]
-            return out
+            text = _utf8(text).decode("utf-8")
+            drop = self.unmatched == "drop"
+            return [text[s:e] for s, e, k in self._char_pieces(text) if k or not drop]
         b = _utf8(text)
         s, e = self.spans(np.frombuffer(b, np.uint8))
         return [b[i:j].decode("utf-8") for i, j in zip(s.tolist(), e.tolist())]

@@ -280,3 +280,37 @@ def test_tiktoken_unicode_table(shared_data, name):
         assert [i for p in ours for i in enc._encode_single_piece(p)] == ids, text
         assert Pretokenizer(name).split(text) == regex.findall(PATTERNS[name], text)
     assert any(Pretokenizer(name).split(t) != Pretokenizer(name, unicode="tiktoken").split(t) for t in texts)
+
+
+def _hf_sequence(patterns):
+    tokenizers = pytest.importorskip("tokenizers")
+    from tokenizers import pre_tokenizers
+    return pre_tokenizers.Sequence([pre_tokenizers.Split(tokenizers.Regex(p), behavior="isolated", invert=False)
+                                    for p in patterns])
+
+
+def test_deepseek_sequence_tricky():
+    hf = _hf_sequence(PATTERNS["deepseek_v3"])
+    pre = Pretokenizer("deepseek_v3")
+    assert pre.cfg is None and pre.unmatched == "isolate"
+    for text in TRICKY + ["中文123456字符 テスト、かな。(abc)_var .x", "a1b22c333d4444", "\x1b\x1bab"]:
+        assert pre.split(text) == [p for p, _ in hf.pre_tokenize_str(text)], text
+        ends = pre.ends(text.encode("utf-8"))
+        assert np.all(ends > 0) and (len(ends) == 0 or ends[-1] == len(text.encode("utf-8")))
+
+
+@pytest.mark.parametrize("name", ["deepseek_v3", "llama3", "qwen2", "o200k"])
+def test_hf_split_parity(shared_data, name):
+    """HF tokenizers (Oniguruma) gives the same pieces, except on emoji newer than its Unicode tables."""
+    pattern = PATTERNS[name]
+    hf = _hf_sequence(pattern if isinstance(pattern, tuple) else (pattern,))
+    pre = Pretokenizer(name, unmatched="isolate")
+    total = 0
+    files = [p for p in corpus_files(shared_data) if "bench" not in p.parts and p.name != "emoji-test.txt"]
+    for k, path in enumerate(files):
+        if "udhr" in path.parts and k % 4:
+            continue  # a quarter of the UDHR translations (still every script family)
+        for line in path.read_bytes().decode("utf-8", errors="replace").splitlines()[:400]:
+            assert pre.split(line) == [p for p, _ in hf.pre_tokenize_str(line)], (path.name, line)
+            total += 1
+    print(f"\n{name}: {total} lines identical to HF tokenizers")

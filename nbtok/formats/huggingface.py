@@ -1,0 +1,80 @@
+"""HF ``tokenizers`` ``tokenizer.json``: reading, and writing nbtok models in that format.
+
+``load_huggingface(path)`` returns a ``HuggingFaceModel`` (``nbtok.models.huggingface``), which
+implements the pipeline with HF semantics. ``save_huggingface(model, path)`` writes:
+
+* a ``HuggingFaceModel``: its configuration (what was loaded, unchanged);
+* a ``ByteLevelBPE`` loaded from GPT-2 ``vocab.json`` + ``merges.txt`` (or any model with a
+  merges list): BPE + ``ByteLevel`` (GPT-2 regex) or ``Split`` + ``ByteLevel(use_regex=false)`` for
+  other patterns, with ``ignore_merges`` when the model emits whole pre-tokens (tiktoken);
+* a ``SentencePieceModel`` if it provides ``to_huggingface_json()``.
+"""
+import json
+from pathlib import Path
+
+
+def read_json(path):
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ValueError(f"cannot read {path}: {e}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}:{e.lineno}: invalid JSON: {e.msg}") from None
+
+
+def load_huggingface(path):
+    from ..models.huggingface import HuggingFaceModel
+    cfg = read_json(path)
+    if not isinstance(cfg, dict) or "model" not in cfg:
+        raise ValueError(f"{path}: not a tokenizer.json (no 'model' object)")
+    return HuggingFaceModel(cfg)
+
+
+def to_huggingface_json(model):
+    """The ``tokenizer.json`` dict for an nbtok model."""
+    name = type(model).__name__
+    if name == "HuggingFaceModel":
+        return model.to_json()
+    if name == "ByteLevelBPE":
+        return _bytelevel_json(model)
+    if hasattr(model, "to_huggingface_json"):
+        return model.to_huggingface_json()
+    raise TypeError(f"{name} cannot be saved as tokenizer.json")
+
+
+def save_huggingface(model, path):
+    cfg = to_huggingface_json(model)
+    Path(path).write_text(json.dumps(cfg, ensure_ascii=False, indent=2), encoding="utf-8")
+
+
+def _bytelevel_json(model):
+    from ..pretokenizer import GPT2_ORIGINAL, R50K
+    from .gpt2 import bytes_to_token
+    from ..vocab import NORMAL
+    kinds = model.vocab.kinds
+    vocab = {}
+    for i, p in enumerate(model.vocab.pieces()):
+        if kinds[i] == NORMAL:
+            vocab[bytes_to_token(p)] = i
+    merges = [[bytes_to_token(a), bytes_to_token(b)] for a, b in model.merges]
+    added = [{"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False,
+              "normalized": False, "special": True}
+             for t, i in sorted(model.special_tokens.items(), key=lambda kv: kv[1])]
+    pattern = model.pre.pattern
+    if pattern in (GPT2_ORIGINAL, R50K):
+        pre = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
+    else:
+        pre = {"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False},
+            {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]}
+    return {
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
+        "normalizer": None, "pre_tokenizer": pre,
+        "post_processor": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False, "use_regex": True},
+        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+        "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+                  "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
+                  "ignore_merges": bool(model.whole_piece), "vocab": vocab, "merges": merges},
+    }

@@ -23,7 +23,7 @@ import numpy as np
 from numba import prange
 
 from .._jit import batch_kernel, kernel
-from .hashmap import hash_bytes
+from .hashmap import hash_bytes, mix64
 from .pretokenize import next_end
 
 
@@ -96,47 +96,68 @@ def _special_at(buf, i, end, sp_bytes, sp_off):
 
 
 @kernel
+def _next_mark(buf, i, hi, mark):
+    while i < hi and not mark[buf[i]]:
+        i += 1
+    return i
+
+
+@kernel
 def split_segments(buf, doc_off, sp_bytes, sp_off, sp_first, target, allow_line_cuts):
     """Segments (int64 starts, ends) of the documents ``buf[doc_off[d]:doc_off[d+1]]``:
     cut out every special token, then cut segments longer than ``target`` at safe cuts."""
     n_docs = doc_off.shape[0] - 1
+    mark = sp_first.copy()
+    if allow_line_cuts:
+        mark[10] = True
+    nsp = sp_off.shape[0] - 1
     cap = 16 + 2 * n_docs
     starts = np.empty(cap, np.int64)
     ends = np.empty(cap, np.int64)
     n = 0
-    nsp = sp_off.shape[0] - 1
     for d in range(n_docs):
         lo = doc_off[d]
         hi = doc_off[d + 1]
         seg = lo
         i = lo
-        while i <= hi:
-            cut = i == hi
-            skip = 0
-            if not cut and nsp > 0 and sp_first[buf[i]]:
-                skip = _special_at(buf, i, hi, sp_bytes, sp_off)
-                cut = skip > 0
-            if not cut and allow_line_cuts and i - seg >= target and is_safe_cut(buf, i, seg, hi):
-                cut = True
-            if cut and i > seg:
-                if n == cap:
-                    cap *= 2
-                    ns = np.empty(cap, np.int64)
-                    ne = np.empty(cap, np.int64)
-                    ns[:n] = starts[:n]
-                    ne[:n] = ends[:n]
-                    starts = ns
-                    ends = ne
-                starts[n] = seg
-                ends[n] = i
-                n += 1
-            if skip > 0:
-                i += skip
-                seg = i
-                continue
-            if cut:
-                seg = i
-            i += 1
+        while True:
+            i = _next_mark(buf, i, hi, mark)
+            cut_s = -1
+            cut_e = -1
+            nxt = hi
+            if i >= hi:
+                cut_s = hi
+                cut_e = hi
+            else:
+                b = buf[i]
+                nxt = i + 1
+                if nsp > 0 and sp_first[b]:
+                    k = _special_at(buf, i, hi, sp_bytes, sp_off)
+                    if k > 0:
+                        cut_s = i
+                        cut_e = i + k
+                        nxt = i + k
+                if cut_s < 0 and b == 10 and allow_line_cuts and i + 1 - seg >= target \
+                        and is_safe_cut(buf, i + 1, seg, hi):
+                    cut_s = i + 1
+                    cut_e = i + 1
+            if cut_s >= 0:
+                if cut_s > seg:
+                    if n + 1 > cap:
+                        cap *= 2
+                        ns = np.empty(cap, np.int64)
+                        ne = np.empty(cap, np.int64)
+                        ns[:n] = starts[:n]
+                        ne[:n] = ends[:n]
+                        starts = ns
+                        ends = ne
+                    starts[n] = seg
+                    ends[n] = cut_s
+                    n += 1
+                seg = cut_e
+            if i >= hi:
+                break
+            i = nxt
     return starts[:n].copy(), ends[:n].copy()
 
 
@@ -167,150 +188,219 @@ def last_safe_cut(buf, lo, hi, sp_bytes, sp_off, sp_first, allow_line_cuts):
 
 
 # ---------------------------------------------------------------- counting
+# Tables are int64[cap, 4] rows, one cache line per probe. A pre-token of n <= 16 bytes is
+# keyed exactly by its bytes packed into two words (k0, k1); a longer one by (hash, n) and
+# its bytes are compared on a hash match.
+#   task table / task output row: (k0, k1, n, count); long pre-tokens: k0 = hash, k1 = start
+#   global table row:             (k0, k1, n, word id); long: k0 = hash, k1 = 0
+SHORT = 16
+
+
 @kernel
-def _local_find(slots, shash, starts, lens, buf, s, n, h):
-    mask = slots.shape[0] - 1
-    i = h & mask
+def piece_key(buf, i, j):
+    n = j - i
+    if n > SHORT:
+        return hash_bytes(buf, i, j), np.int64(i)
+    k0 = np.uint64(0)
+    k1 = np.uint64(0)
+    for k in range(min(n, 8)):
+        k0 |= np.uint64(buf[i + k]) << np.uint64(8 * k)
+    for k in range(8, n):
+        k1 |= np.uint64(buf[i + k]) << np.uint64(8 * (k - 8))
+    return np.int64(k0), np.int64(k1)
+
+
+@kernel
+def _slot_hash(k0, k1, n):
+    if n > SHORT:
+        return mix64(k0 ^ n)
+    return mix64(k0 ^ (k1 * 0x9E3779B97F4A7C1 + n))
+
+
+@kernel
+def _same(a, ai, b, bi, n):
+    for k in range(n):
+        if a[ai + k] != b[bi + k]:
+            return False
+    return True
+
+
+@kernel
+def _task_slot(tab, buf, k0, k1, n):
+    """Slot of (k0, k1, n) in a task table (an empty slot if absent)."""
+    mask = tab.shape[0] - 1
+    i = _slot_hash(k0, k1, n) & mask
     while True:
-        e = slots[i]
-        if e == -1:
+        m = tab[i, 2]
+        if m == 0:
             return i
-        if shash[i] == h and lens[e] == n:
-            o = starts[e]
-            same = True
-            for k in range(n):
-                if buf[o + k] != buf[s + k]:
-                    same = False
-                    break
-            if same:
+        if m == n and tab[i, 0] == k0:
+            if n <= SHORT:
+                if tab[i, 1] == k1:
+                    return i
+            elif _same(buf, tab[i, 1], buf, k1, n):
                 return i
         i = (i + 1) & mask
 
 
 @kernel
-def count_task(buf, seg_s, seg_e, lo, hi, table, cfg, out_start, out_len, out_hash, out_count, base, cap):
-    """Count the pre-tokens of segments lo..hi-1 into out_*[base:base+cap]; returns the
-    number of unique pre-tokens written, or -1 if more than ``cap``."""
-    nbytes = 0
-    for g in range(lo, hi):
-        nbytes += seg_e[g] - seg_s[g]
-    tcap = 64
-    while tcap < 2 * min(cap, nbytes // 4 + 16):
-        tcap *= 2
-    slots = np.full(tcap, -1, np.int32)
-    shash = np.empty(tcap, np.int64)
+def _task_grow(tab):
+    cap = 2 * tab.shape[0]
+    new = np.zeros((cap, 4), np.int64)
+    mask = cap - 1
+    for q in range(tab.shape[0]):
+        n = tab[q, 2]
+        if n != 0:
+            i = _slot_hash(tab[q, 0], tab[q, 1], n) & mask
+            while new[i, 2] != 0:
+                i = (i + 1) & mask
+            for c in range(4):
+                new[i, c] = tab[q, c]
+    return new
+
+
+@kernel
+def _task_add(tab, used, buf, i, j):
+    n = j - i
+    k0, k1 = piece_key(buf, i, j)
+    slot = _task_slot(tab, buf, k0, k1, n)
+    if tab[slot, 2] != 0:
+        tab[slot, 3] += 1
+        return tab, used
+    tab[slot, 0] = k0
+    tab[slot, 1] = k1
+    tab[slot, 2] = n
+    tab[slot, 3] = 1
+    used += 1
+    if 2 * used > tab.shape[0]:
+        tab = _task_grow(tab)
+    return tab, used
+
+
+@kernel
+def _task_emit(tab, out, base, cap):
     n = 0
+    for q in range(tab.shape[0]):
+        if tab[q, 2] != 0:
+            if n == cap:
+                return -1
+            for c in range(4):
+                out[base + n, c] = tab[q, c]
+            n += 1
+    return n
+
+
+@kernel
+def count_task(buf, seg_s, seg_e, lo, hi, table, cfg, out, base, cap):
+    """Count the pre-tokens of segments lo..hi-1 and write the unique ones as rows
+    (k0, k1, n, count) to out[base:base+cap]; returns how many, or -1 if more than cap."""
+    tab = np.zeros((1024, 4), np.int64)
+    used = 0
     for g in range(lo, hi):
         i = seg_s[g]
         e = seg_e[g]
         while i < e:
             j = next_end(buf, i, e, table, cfg)
-            h = hash_bytes(buf, i, j)
-            slot = _local_find(slots, shash, out_start[base:], out_len[base:], buf, i, j - i, h)
-            k = slots[slot]
-            if k != -1:
-                out_count[base + k] += 1
-            else:
-                if n == cap:
-                    return -1
-                slots[slot] = n
-                shash[slot] = h
-                out_start[base + n] = i
-                out_len[base + n] = j - i
-                out_hash[base + n] = h
-                out_count[base + n] = 1
-                n += 1
-                if 2 * n > tcap:
-                    tcap *= 2
-                    ns = np.full(tcap, -1, np.int32)
-                    nh = np.empty(tcap, np.int64)
-                    mask = tcap - 1
-                    for q in range(slots.shape[0]):
-                        if slots[q] != -1:
-                            t = shash[q] & mask
-                            while ns[t] != -1:
-                                t = (t + 1) & mask
-                            ns[t] = slots[q]
-                            nh[t] = shash[q]
-                    slots = ns
-                    shash = nh
+            tab, used = _task_add(tab, used, buf, i, j)
             i = j
-    return n
+    return _task_emit(tab, out, base, cap)
 
 
 @batch_kernel
-def count_tasks(buf, seg_s, seg_e, task_lo, task_hi, table, cfg, out_start, out_len, out_hash,
-                out_count, task_base, task_cap, task_n):
+def count_tasks(buf, seg_s, seg_e, task_lo, task_hi, table, cfg, out, task_base, task_cap, task_n):
     """``count_task`` for every task, in parallel (``task_n[t]`` = its result)."""
     for t in prange(task_lo.shape[0]):
-        task_n[t] = count_task(buf, seg_s, seg_e, task_lo[t], task_hi[t], table, cfg, out_start,
-                               out_len, out_hash, out_count, task_base[t], task_cap[t])
+        task_n[t] = count_task(buf, seg_s, seg_e, task_lo[t], task_hi[t], table, cfg, out,
+                               task_base[t], task_cap[t])
+
+
+@kernel
+def count_task_spans(buf, ps, pe, out, cap):
+    """Count the given pre-token spans ``buf[ps[k]:pe[k]]`` (regex fallback path); output
+    rows as ``count_task`` (base 0)."""
+    tab = np.zeros((1024, 4), np.int64)
+    used = 0
+    for q in range(ps.shape[0]):
+        tab, used = _task_add(tab, used, buf, ps[q], pe[q])
+    return _task_emit(tab, out, 0, cap)
 
 
 # ---------------------------------------------------------------- the global table
 @kernel
-def _table_find(slots, shash, wbytes, woff, src, s, n, h):
-    mask = slots.shape[0] - 1
-    i = h & mask
+def _global_slot(gtab, wbytes, woff, src, k0, k1, n):
+    mask = gtab.shape[0] - 1
+    i = _slot_hash(k0, k1, n) & mask
     while True:
-        w = slots[i]
-        if w == -1:
+        m = gtab[i, 2]
+        if m == 0:
             return i
-        if shash[i] == h and woff[w + 1] - woff[w] == n:
-            o = woff[w]
-            same = True
-            for k in range(n):
-                if wbytes[o + k] != src[s + k]:
-                    same = False
-                    break
-            if same:
+        if m == n and gtab[i, 0] == k0:
+            if n <= SHORT:
+                if gtab[i, 1] == k1:
+                    return i
+            elif _same(wbytes, woff[gtab[i, 3]], src, k1, n):
                 return i
         i = (i + 1) & mask
 
 
 @kernel
-def merge_counts(slots, shash, wbytes, woff, wcount, state, src, e_start, e_len, e_hash, e_count,
-                 task_base, task_n):
-    """Add the entries of every task into the global table. ``state = [n_words, n_bytes]``.
-    The caller has made room (slots load <= 1/2, arena and word arrays large enough)."""
+def entries_bytes(out, task_base, task_n):
+    """Total length of the task outputs' pre-tokens."""
+    total = 0
+    for t in range(task_base.shape[0]):
+        for r in range(task_base[t], task_base[t] + task_n[t]):
+            total += out[r, 2]
+    return total
+
+
+@kernel
+def merge_counts(gtab, wbytes, woff, wcount, state, src, out, task_base, task_n):
+    """Add the task outputs into the global table. ``state = [n_words, n_bytes]``.
+    The caller has made room (load <= 1/2, arena and word arrays large enough)."""
     nw = state[0]
     nb = state[1]
     for t in range(task_base.shape[0]):
-        b = task_base[t]
-        for j in range(b, b + task_n[t]):
-            s = e_start[j]
-            n = e_len[j]
-            h = e_hash[j]
-            slot = _table_find(slots, shash, wbytes, woff, src, s, n, h)
-            w = slots[slot]
-            if w != -1:
-                wcount[w] += e_count[j]
+        for r in range(task_base[t], task_base[t] + task_n[t]):
+            k0 = out[r, 0]
+            k1 = out[r, 1]
+            n = out[r, 2]
+            slot = _global_slot(gtab, wbytes, woff, src, k0, k1, n)
+            if gtab[slot, 2] != 0:
+                wcount[gtab[slot, 3]] += out[r, 3]
+                continue
+            gtab[slot, 0] = k0
+            gtab[slot, 1] = k1 if n <= SHORT else 0
+            gtab[slot, 2] = n
+            gtab[slot, 3] = nw
+            if n <= SHORT:
+                for k in range(min(n, 8)):
+                    wbytes[nb + k] = (np.uint64(k0) >> np.uint64(8 * k)) & np.uint64(255)
+                for k in range(8, n):
+                    wbytes[nb + k] = (np.uint64(k1) >> np.uint64(8 * (k - 8))) & np.uint64(255)
             else:
-                slots[slot] = nw
-                shash[slot] = h
                 for k in range(n):
-                    wbytes[nb + k] = src[s + k]
-                nb += n
-                wcount[nw] = e_count[j]
-                nw += 1
-                woff[nw] = nb
+                    wbytes[nb + k] = src[k1 + k]
+            nb += n
+            wcount[nw] = out[r, 3]
+            nw += 1
+            woff[nw] = nb
     state[0] = nw
     state[1] = nb
 
 
 @kernel
-def rehash_table(slots, shash, cap):
-    ns = np.full(cap, -1, np.int32)
-    nh = np.empty(cap, np.int64)
+def rehash_global(gtab, cap):
+    new = np.zeros((cap, 4), np.int64)
     mask = cap - 1
-    for q in range(slots.shape[0]):
-        if slots[q] != -1:
-            t = shash[q] & mask
-            while ns[t] != -1:
-                t = (t + 1) & mask
-            ns[t] = slots[q]
-            nh[t] = shash[q]
-    return ns, nh
+    for q in range(gtab.shape[0]):
+        n = gtab[q, 2]
+        if n != 0:
+            i = _slot_hash(gtab[q, 0], gtab[q, 1], n) & mask
+            while new[i, 2] != 0:
+                i = (i + 1) & mask
+            for c in range(4):
+                new[i, c] = gtab[q, c]
+    return new
 
 
 @kernel
@@ -321,32 +411,3 @@ def words_to_symbols(wbytes, woff, n_words):
     for i in range(total):
         syms[i] = wbytes[i]
     return syms
-
-
-@kernel
-def count_task_spans(buf, ps, pe, out_start, out_len, out_hash, out_count, cap):
-    """Count the given pre-token spans ``buf[ps[k]:pe[k]]`` (regex fallback path); the output
-    is like ``count_task``'s (base 0). ``cap`` must bound the unique count."""
-    tcap = 64
-    while tcap < 2 * min(cap, ps.shape[0] + 16):
-        tcap *= 2
-    slots = np.full(tcap, -1, np.int32)
-    shash = np.empty(tcap, np.int64)
-    n = 0
-    for q in range(ps.shape[0]):
-        i = ps[q]
-        j = pe[q]
-        h = hash_bytes(buf, i, j)
-        slot = _local_find(slots, shash, out_start, out_len, buf, i, j - i, h)
-        k = slots[slot]
-        if k != -1:
-            out_count[k] += 1
-        else:
-            slots[slot] = n
-            shash[slot] = h
-            out_start[n] = i
-            out_len[n] = j - i
-            out_hash[n] = h
-            out_count[n] = 1
-            n += 1
-    return n

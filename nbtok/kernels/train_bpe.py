@@ -9,10 +9,10 @@ State (all flat arrays, grown by doubling inside the kernel):
     tokens     tok_bytes uint8[], tok_off int64[T + 1]   bytes of every symbol id
                (0..255 are the single bytes, new ids are appended) plus a hash table
                bytes -> id so a merge whose bytes already exist reuses that id
-    pairs      pl, pr int32[P], pc int64[P]              pair id -> left, right, count
-               pair table: open addressing, key left << 32 | right -> pair id
-    index      phead int64[P]; node_word int32[N], node_next int64[N]
-               pair -> linked list of words that (may) contain it: append-only,
+    pairs      pinfo int64[P, 4] rows (count, list head, mark, left << 32 | right);
+               ptab int64[cap, 2] rows (key, pair id): open addressing, key left << 32 | right
+    index      nodes int32[N, 2] rows (word, next node): pair -> linked list of words that
+               (may) contain it, through the pair's list head: append-only,
                entries may be stale or repeated; a per-step mark skips repeats and a
                word that no longer holds the pair is simply scanned for nothing
     heap       hc int64[H] (count), hp int32[H] (pair id): a max-heap ordered by
@@ -70,37 +70,75 @@ def _grow_u8(a, need):
 
 
 # ---------------------------------------------------------------- pair table
+# ptab int64[cap, 2] rows (key, pair id), key = left << 32 | right, -1 = empty.
+# pinfo int64[P, 4] rows (count, list head, mark, key): one cache line per pair.
+P_COUNT, P_HEAD, P_MARK, P_KEY = 0, 1, 2, 3
+
+
 @kernel
-def _pair_find(hkeys, hvals, key):
-    mask = hkeys.shape[0] - 1
+def _pair_find(ptab, key):
+    mask = ptab.shape[0] - 1
     i = mix64(key) & mask
     while True:
-        k = hkeys[i]
+        k = ptab[i, 0]
         if k == key:
-            return hvals[i]
+            return ptab[i, 1]
         if k == -1:
             return -1
         i = (i + 1) & mask
 
 
 @kernel
-def _pair_put(hkeys, hvals, key, val):
-    mask = hkeys.shape[0] - 1
+def _pair_put(ptab, key, val):
+    mask = ptab.shape[0] - 1
     i = mix64(key) & mask
-    while hkeys[i] != -1:
+    while ptab[i, 0] != -1:
         i = (i + 1) & mask
-    hkeys[i] = key
-    hvals[i] = val
+    ptab[i, 0] = key
+    ptab[i, 1] = val
 
 
 @kernel
-def _pair_rehash(hkeys, hvals, cap):
-    nk = np.full(cap, -1, np.int64)
-    nv = np.empty(cap, np.int32)
-    for i in range(hkeys.shape[0]):
-        if hkeys[i] != -1:
-            _pair_put(nk, nv, hkeys[i], hvals[i])
-    return nk, nv
+def _pair_rehash(ptab, cap):
+    new = np.full((cap, 2), -1, np.int64)
+    for i in range(ptab.shape[0]):
+        if ptab[i, 0] != -1:
+            _pair_put(new, ptab[i, 0], ptab[i, 1])
+    return new
+
+
+@kernel
+def _grow_rows(a, need):
+    if need <= a.shape[0]:
+        return a
+    cap = max(a.shape[0] + a.shape[0] // 2, need, 16)
+    b = np.empty((cap, a.shape[1]), a.dtype)
+    b[:a.shape[0]] = a
+    return b
+
+
+@kernel
+def _new_pair(ptab, pinfo, npairs, key):
+    """Append pair ``key`` (count 0, empty list); returns its id. Room is the caller's job."""
+    p = npairs
+    pinfo[p, P_COUNT] = 0
+    pinfo[p, P_HEAD] = -1
+    pinfo[p, P_MARK] = -1
+    pinfo[p, P_KEY] = key
+    _pair_put(ptab, key, p)
+    return p
+
+
+@kernel
+def _link(pinfo, nodes, nnodes, p, w):
+    """Put word w on pair p's list unless it is already at the head; returns the node count."""
+    h = pinfo[p, P_HEAD]
+    if h != -1 and nodes[h, 0] == w:
+        return nnodes
+    nodes[nnodes, 0] = w
+    nodes[nnodes, 1] = h
+    pinfo[p, P_HEAD] = nnodes
+    return nnodes + 1
 
 
 # ---------------------------------------------------------------- token bytes
@@ -158,31 +196,37 @@ def _tok_put(tslots, thash, t, h):
 
 # ---------------------------------------------------------------- heap
 @kernel
-def _above(c1, p1, c2, p2, mode, pl, pr, rank, tok_bytes, tok_off):
+def _above(c1, p1, c2, p2, mode, pinfo, rank, tok_bytes, tok_off):
     """True if entry (c1, p1) must come out of the max-heap before (c2, p2)."""
     if c1 != c2:
         return c1 > c2
     if p1 == p2:
         return False
+    k1 = pinfo[p1, P_KEY]
+    k2 = pinfo[p2, P_KEY]
+    l1 = k1 >> 32
+    l2 = k2 >> 32
+    r1 = k1 & 0xFFFFFFFF
+    r2 = k2 & 0xFFFFFFFF
     if mode == TIE_GREATEST_BYTES:
-        c = _cmp_tokens(tok_bytes, tok_off, pl[p1], pl[p2])
+        c = _cmp_tokens(tok_bytes, tok_off, l1, l2)
         if c == 0:
-            c = _cmp_tokens(tok_bytes, tok_off, pr[p1], pr[p2])
+            c = _cmp_tokens(tok_bytes, tok_off, r1, r2)
         return c > 0
-    a1 = rank[pl[p1]]
-    a2 = rank[pl[p2]]
+    a1 = rank[l1]
+    a2 = rank[l2]
     if a1 != a2:
         return a1 < a2
-    return rank[pr[p1]] < rank[pr[p2]]
+    return rank[r1] < rank[r2]
 
 
 @kernel
-def _sift_up(hc, hp, i, mode, pl, pr, rank, tok_bytes, tok_off):
+def _sift_up(hc, hp, i, mode, pinfo, rank, tok_bytes, tok_off):
     c = hc[i]
     p = hp[i]
     while i > 0:
         parent = (i - 1) >> 1
-        if not _above(c, p, hc[parent], hp[parent], mode, pl, pr, rank, tok_bytes, tok_off):
+        if not _above(c, p, hc[parent], hp[parent], mode, pinfo, rank, tok_bytes, tok_off):
             break
         hc[i] = hc[parent]
         hp[i] = hp[parent]
@@ -192,7 +236,7 @@ def _sift_up(hc, hp, i, mode, pl, pr, rank, tok_bytes, tok_off):
 
 
 @kernel
-def _sift_down(hc, hp, i, size, mode, pl, pr, rank, tok_bytes, tok_off):
+def _sift_down(hc, hp, i, size, mode, pinfo, rank, tok_bytes, tok_off):
     c = hc[i]
     p = hp[i]
     while True:
@@ -200,9 +244,9 @@ def _sift_down(hc, hp, i, size, mode, pl, pr, rank, tok_bytes, tok_off):
         if child >= size:
             break
         r = child + 1
-        if r < size and _above(hc[r], hp[r], hc[child], hp[child], mode, pl, pr, rank, tok_bytes, tok_off):
+        if r < size and _above(hc[r], hp[r], hc[child], hp[child], mode, pinfo, rank, tok_bytes, tok_off):
             child = r
-        if not _above(hc[child], hp[child], c, p, mode, pl, pr, rank, tok_bytes, tok_off):
+        if not _above(hc[child], hp[child], c, p, mode, pinfo, rank, tok_bytes, tok_off):
             break
         hc[i] = hc[child]
         hp[i] = hp[child]
@@ -213,6 +257,17 @@ def _sift_down(hc, hp, i, size, mode, pl, pr, rank, tok_bytes, tok_off):
 
 # ---------------------------------------------------------------- the trainer
 @kernel
+def _heap_push(hc, hp, hsize, c, p, mode, pinfo, rank, tok_bytes, tok_off):
+    if hsize == hc.shape[0]:
+        hc = _grow_i64(hc, hsize + hsize // 2 + 16)
+        hp = _grow_i32(hp, hsize + hsize // 2 + 16)
+    hc[hsize] = c
+    hp[hsize] = p
+    _sift_up(hc, hp, hsize, mode, pinfo, rank, tok_bytes, tok_off)
+    return hc, hp, hsize + 1
+
+
+@kernel
 def bpe_train(syms, woff, wcnt, n_target, count_new_only, mode, rank_init, progress):
     """Learn merges over the words ``syms``/``woff`` (initial symbols = byte values).
 
@@ -220,20 +275,26 @@ def bpe_train(syms, woff, wcnt, n_target, count_new_only, mode, rank_init, progr
     *new* tokens (a merge whose bytes already exist reuses that token and does not count;
     HF semantics). ``rank_init[b]``: tie rank of byte b for TIE_SMALLEST_RANK; token
     256 + k gets rank 256 + k. ``progress[0]`` is kept at the number of merges done and
-    ``progress[1]`` at the count of the last merge, so another thread can report progress.
+    ``progress[1]`` at the count of the last merge, so another thread can report progress;
+    (int64[8]) [2] pairs created, [3] index entries, [4] words visited, [5] symbols scanned,
+    [6] occurrences merged.
 
     Returns ``(merge_left, merge_right, merge_new, merge_count, tok_bytes, tok_off)`` with
     internal ids (0..255 bytes, 256 + k the k-th new token). ``syms`` is merged in place.
     """
     W = wcnt.shape[0]
-    wlen = np.empty(W, np.int32)
+    # per word, one cache line: (offset, current length, count, mark)
+    winfo = np.empty((W, 4), np.int64)
     for w in range(W):
-        wlen[w] = woff[w + 1] - woff[w]
-    wmark = np.full(W, -1, np.int64)
+        winfo[w, 0] = woff[w]
+        winfo[w, 1] = woff[w + 1] - woff[w]
+        winfo[w, 2] = wcnt[w]
+        winfo[w, 3] = -1
+    n_target = max(n_target, 0)
 
     # tokens
-    tok_off = np.zeros(257 + max(n_target, 0) + 1, np.int64)
-    tok_bytes = np.empty(256 + 16 * (max(n_target, 0) + 1), np.uint8)
+    tok_off = np.zeros(257 + n_target + 1, np.int64)
+    tok_bytes = np.empty(256 + 16 * (n_target + 1), np.uint8)
     for b in range(256):
         tok_bytes[b] = b
         tok_off[b + 1] = b + 1
@@ -245,70 +306,44 @@ def bpe_train(syms, woff, wcnt, n_target, count_new_only, mode, rank_init, progr
     thash = np.zeros(tcap, np.int64)
     for b in range(256):
         _tok_put(tslots, thash, b, hash_bytes(tok_bytes, b, b + 1))
-    rank = np.empty(256 + max(n_target, 0) + 1, np.int64)
+    rank = np.empty(256 + n_target + 1, np.int64)
     for b in range(256):
         rank[b] = rank_init[b]
 
     # pairs + index: initial counts
-    pcap = 1024
-    pl = np.empty(pcap, np.int32)
-    pr = np.empty(pcap, np.int32)
-    pc = np.zeros(pcap, np.int64)
-    phead = np.empty(pcap, np.int64)
-    pmark = np.empty(pcap, np.int64)
+    pinfo = np.empty((1 << 16, 4), np.int64)
     npairs = 0
-    hcap = 4096
-    hkeys = np.full(hcap, -1, np.int64)
-    hvals = np.empty(hcap, np.int32)
-    ncap = max(16, syms.shape[0])
-    node_word = np.empty(ncap, np.int32)
-    node_next = np.empty(ncap, np.int64)
+    ptab = np.full((1 << 17, 2), -1, np.int64)
+    nodes = np.empty((max(16, syms.shape[0] - W + 16), 2), np.int32)
     nnodes = 0
     for w in range(W):
         s = woff[w]
-        n = wlen[w]
+        n = woff[w + 1] - s
         c = wcnt[w]
         for i in range(n - 1):
             key = (np.int64(syms[s + i]) << 32) | np.int64(syms[s + i + 1])
-            p = _pair_find(hkeys, hvals, key)
+            p = _pair_find(ptab, key)
             if p == -1:
-                if npairs == pcap:
-                    pcap *= 2
-                    pl = _grow_i32(pl, pcap)
-                    pr = _grow_i32(pr, pcap)
-                    pc = _grow_i64(pc, pcap)
-                    phead = _grow_i64(phead, pcap)
-                    pmark = _grow_i64(pmark, pcap)
-                if 2 * (npairs + 1) > hcap:
-                    hcap *= 2
-                    hkeys, hvals = _pair_rehash(hkeys, hvals, hcap)
-                p = npairs
+                if npairs == pinfo.shape[0]:
+                    pinfo = _grow_rows(pinfo, npairs + 1)
+                if 2 * (npairs + 1) > ptab.shape[0]:
+                    ptab = _pair_rehash(ptab, 2 * ptab.shape[0])
+                p = _new_pair(ptab, pinfo, npairs, key)
                 npairs += 1
-                pl[p] = syms[s + i]
-                pr[p] = syms[s + i + 1]
-                pc[p] = 0
-                phead[p] = -1
-                pmark[p] = -1
-                _pair_put(hkeys, hvals, key, p)
-            pc[p] += c
-            h = phead[p]
-            if h == -1 or node_word[h] != w:
-                node_word[nnodes] = w
-                node_next[nnodes] = h
-                phead[p] = nnodes
-                nnodes += 1
+            pinfo[p, P_COUNT] += c
+            nnodes = _link(pinfo, nodes, nnodes, p, w)
 
     # heap
     hsize = 0
-    hc = np.empty(max(16, 2 * npairs), np.int64)
-    hp = np.empty(max(16, 2 * npairs), np.int32)
+    hc = np.empty(max(16, npairs + npairs // 2), np.int64)
+    hp = np.empty(max(16, npairs + npairs // 2), np.int32)
     for p in range(npairs):
-        if pc[p] > 0:
-            hc[hsize] = pc[p]
+        if pinfo[p, P_COUNT] > 0:
+            hc[hsize] = pinfo[p, P_COUNT]
             hp[hsize] = p
             hsize += 1
     for i in range((hsize - 2) // 2, -1, -1):
-        _sift_down(hc, hp, i, hsize, mode, pl, pr, rank, tok_bytes, tok_off)
+        _sift_down(hc, hp, i, hsize, mode, pinfo, rank, tok_bytes, tok_off)
 
     mcap = max(16, n_target)
     merge_left = np.empty(mcap, np.int32)
@@ -327,18 +362,16 @@ def bpe_train(syms, woff, wcnt, n_target, count_new_only, mode, rank_init, progr
         if hsize > 0:
             hc[0] = hc[hsize]
             hp[0] = hp[hsize]
-            _sift_down(hc, hp, 0, hsize, mode, pl, pr, rank, tok_bytes, tok_off)
-        if c != pc[p]:
-            if pc[p] > 0:
-                hc[hsize] = pc[p]
-                hp[hsize] = p
-                hsize += 1
-                _sift_up(hc, hp, hsize - 1, mode, pl, pr, rank, tok_bytes, tok_off)
+            _sift_down(hc, hp, 0, hsize, mode, pinfo, rank, tok_bytes, tok_off)
+        cur = pinfo[p, P_COUNT]
+        if c != cur:
+            if cur > 0:
+                hc, hp, hsize = _heap_push(hc, hp, hsize, cur, p, mode, pinfo, rank, tok_bytes, tok_off)
             continue
         if c <= 0:
             break
-        L = pl[p]
-        R = pr[p]
+        L = np.int32(pinfo[p, P_KEY] >> 32)
+        R = np.int32(pinfo[p, P_KEY] & 0xFFFFFFFF)
 
         # ---- the merged token: reuse an existing id with the same bytes
         la = tok_off[L + 1] - tok_off[L]
@@ -381,81 +414,70 @@ def bpe_train(syms, woff, wcnt, n_target, count_new_only, mode, rank_init, progr
         nmerges += 1
         if is_new or not count_new_only:
             done += 1
+        zk = np.int64(z)
 
         # ---- merge it in every word on the pair's list
         ntouched = 0
-        node = phead[p]
-        phead[p] = -1
+        node = pinfo[p, P_HEAD]
+        pinfo[p, P_HEAD] = -1
         while node != -1:
-            w = node_word[node]
-            node = node_next[node]
-            if wmark[w] == step:
+            w = nodes[node, 0]
+            node = nodes[node, 1]
+            if winfo[w, 3] == step:
                 continue
-            wmark[w] = step
-            s = woff[w]
-            n = wlen[w]
+            winfo[w, 3] = step
+            s = winfo[w, 0]
+            n = winfo[w, 1]
             if n < 2:
                 continue
-            cnt = wcnt[w]
-            # room for the new pairs / nodes / touched entries this word can create
-            need = 2 * n
-            if npairs + need > pcap:
-                pcap = max(2 * pcap, npairs + need)
-                pl = _grow_i32(pl, pcap)
-                pr = _grow_i32(pr, pcap)
-                pc = _grow_i64(pc, pcap)
-                phead = _grow_i64(phead, pcap)
-                pmark = _grow_i64(pmark, pcap)
-            while 2 * (npairs + need) > hcap:
-                hcap *= 2
-                hkeys, hvals = _pair_rehash(hkeys, hvals, hcap)
-            node_word = _grow_i32(node_word, nnodes + need)
-            node_next = _grow_i64(node_next, nnodes + need)
+            cnt = winfo[w, 2]
+            progress[4] += 1
+            progress[5] += n
+            # room for what this word can create: <= 2 new pairs / nodes per occurrence
+            need = n
+            if npairs + need > pinfo.shape[0]:
+                pinfo = _grow_rows(pinfo, npairs + need)
+            if 2 * (npairs + need) > ptab.shape[0]:
+                ptab = _pair_rehash(ptab, 2 * ptab.shape[0])
+            if nnodes + need > nodes.shape[0]:
+                if nnodes + need >= 2147483647:
+                    raise ValueError("BPE training index exceeds 2**31 entries")
+                nodes = _grow_rows(nodes, nnodes + need)
             touched = _grow_i32(touched, ntouched + need)
 
             i = 0
             o = 0
             while i < n:
                 if i + 1 < n and syms[s + i] == L and syms[s + i + 1] == R:
-                    # 4 pair deltas around this occurrence (the left neighbour is the
+                    # the pair deltas around this occurrence (the left neighbour is the
                     # already-merged output, so adjacent occurrences chain correctly)
                     for side in range(2):
                         if side == 0:
                             if o == 0:
                                 continue
-                            x = syms[s + o - 1]
-                            k_old = (np.int64(x) << 32) | np.int64(L)
-                            k_new = (np.int64(x) << 32) | np.int64(z)
+                            x = np.int64(syms[s + o - 1])
+                            k_old = (x << 32) | L
+                            k_new = (x << 32) | zk
                         else:
                             if i + 2 >= n:
                                 continue
-                            y = syms[s + i + 2]
-                            k_old = (np.int64(R) << 32) | np.int64(y)
-                            k_new = (np.int64(z) << 32) | np.int64(y)
-                        q = _pair_find(hkeys, hvals, k_old)
-                        pc[q] -= cnt
-                        q = _pair_find(hkeys, hvals, k_new)
+                            y = np.int64(syms[s + i + 2])
+                            k_old = (np.int64(R) << 32) | y
+                            k_new = (zk << 32) | y
+                        q = _pair_find(ptab, k_old)
+                        pinfo[q, P_COUNT] -= cnt
+                        q = _pair_find(ptab, k_new)
                         if q == -1:
-                            q = npairs
+                            q = _new_pair(ptab, pinfo, npairs, k_new)
                             npairs += 1
-                            pl[q] = np.int32(k_new >> 32)
-                            pr[q] = np.int32(k_new & 0xFFFFFFFF)
-                            pc[q] = 0
-                            phead[q] = -1
-                            pmark[q] = -1
-                            _pair_put(hkeys, hvals, k_new, q)
-                        pc[q] += cnt
-                        h = phead[q]
-                        if h == -1 or node_word[h] != w:
-                            node_word[nnodes] = w
-                            node_next[nnodes] = h
-                            phead[q] = nnodes
-                            nnodes += 1
-                        if pmark[q] != step:
-                            pmark[q] = step
+                        pinfo[q, P_COUNT] += cnt
+                        nnodes = _link(pinfo, nodes, nnodes, q, w)
+                        if pinfo[q, P_MARK] != step:
+                            pinfo[q, P_MARK] = step
                             touched[ntouched] = q
                             ntouched += 1
-                    pc[p] -= cnt
+                    pinfo[p, P_COUNT] -= cnt
+                    progress[6] += 1
                     syms[s + o] = z
                     o += 1
                     i += 2
@@ -463,19 +485,14 @@ def bpe_train(syms, woff, wcnt, n_target, count_new_only, mode, rank_init, progr
                     syms[s + o] = syms[s + i]
                     o += 1
                     i += 1
-            wlen[w] = o
+            winfo[w, 1] = o
 
         # ---- (re-)queue every pair whose count went up
-        if hsize + ntouched > hc.shape[0]:
-            hc = _grow_i64(hc, hsize + ntouched)
-            hp = _grow_i32(hp, hsize + ntouched)
         for t in range(ntouched):
             q = touched[t]
-            if pc[q] > 0:
-                hc[hsize] = pc[q]
-                hp[hsize] = q
-                hsize += 1
-                _sift_up(hc, hp, hsize - 1, mode, pl, pr, rank, tok_bytes, tok_off)
+            cq = pinfo[q, P_COUNT]
+            if cq > 0:
+                hc, hp, hsize = _heap_push(hc, hp, hsize, cq, q, mode, pinfo, rank, tok_bytes, tok_off)
         progress[0] = nmerges
         progress[1] = c
         # the heap may hold many stale entries: rebuild it when it is mostly garbage
@@ -483,13 +500,15 @@ def bpe_train(syms, woff, wcnt, n_target, count_new_only, mode, rank_init, progr
             k = 0
             for i in range(hsize):
                 q = hp[i]
-                if hc[i] == pc[q] and pc[q] > 0:
+                if hc[i] == pinfo[q, P_COUNT] and hc[i] > 0:
                     hc[k] = hc[i]
                     hp[k] = q
                     k += 1
             hsize = k
             for i in range((hsize - 2) // 2, -1, -1):
-                _sift_down(hc, hp, i, hsize, mode, pl, pr, rank, tok_bytes, tok_off)
+                _sift_down(hc, hp, i, hsize, mode, pinfo, rank, tok_bytes, tok_off)
 
+    progress[2] = npairs
+    progress[3] = nnodes
     return (merge_left[:nmerges].copy(), merge_right[:nmerges].copy(), merge_new[:nmerges].copy(),
             merge_count[:nmerges].copy(), tok_bytes[:tok_off[ntok]].copy(), tok_off[:ntok + 1].copy())

@@ -199,7 +199,7 @@ def train_bpe(input, vocab_size, special_tokens=(), pattern="gpt2", tie_break="g
     syms = words_to_symbols(words.wbytes, words.woff, len(words))
     woff, wcount = words.woff, words.wcount
     del words
-    prog = np.zeros(4, np.int64)
+    prog = np.zeros(8, np.int64)
     args = (syms, woff, wcount, np.int64(n_target), mode == K.TIE_SMALLEST_RANK, np.int64(mode), rank_init, prog)
     ml, mr, mz, mc, tok_bytes, tok_off = _run_merges(args, progress and n_target > 0, n_target)
     del syms

@@ -55,11 +55,11 @@ def _grown(a, need):
 
 
 class _Table:
-    """The global table of unique pre-tokens, grown by doubling."""
+    """The global table of unique pre-tokens (rows ``(k0, k1, n, word id)``, see
+    ``nbtok.kernels.counting``), a byte arena and int64 counts, grown by doubling."""
 
     def __init__(self):
-        self.slots = np.full(1 << 12, -1, np.int32)
-        self.shash = np.empty(1 << 12, np.int64)
+        self.gtab = np.zeros((1 << 12, 4), np.int64)
         self.wbytes = np.empty(1 << 16, np.uint8)
         self.woff = np.zeros(1 << 11, np.int64)
         self.wcount = np.zeros(1 << 11, np.int64)
@@ -67,15 +67,18 @@ class _Table:
 
     def reserve(self, n_entries, n_bytes):
         nw, nb = int(self.state[0]), int(self.state[1])
-        if 2 * (nw + n_entries) > self.slots.shape[0]:
-            self.slots, self.shash = K.rehash_table(self.slots, self.shash, _pow2_at_least(4 * (nw + n_entries)))
+        if 2 * (nw + n_entries) > self.gtab.shape[0]:
+            self.gtab = K.rehash_global(self.gtab, _pow2_at_least(4 * (nw + n_entries)))
         self.wbytes = _grown(self.wbytes, nb + n_bytes)
         self.woff = _grown(self.woff, nw + n_entries + 1)
         self.wcount = _grown(self.wcount, nw + n_entries)
 
-    def add(self, src, e_start, e_len, e_hash, e_count, task_base, task_n):
-        K.merge_counts(self.slots, self.shash, self.wbytes, self.woff, self.wcount, self.state, src,
-                       e_start, e_len, e_hash, e_count, task_base, task_n)
+    def add(self, src, out, task_base, task_n):
+        n_entries = int(task_n.sum())
+        if n_entries == 0:
+            return
+        self.reserve(n_entries, int(K.entries_bytes(out, task_base, task_n)))
+        K.merge_counts(self.gtab, self.wbytes, self.woff, self.wcount, self.state, src, out, task_base, task_n)
 
     def result(self, bytes_in):
         nw, nb = int(self.state[0]), int(self.state[1])
@@ -154,37 +157,24 @@ class PretokenCounter:
         task_hi = np.concatenate([cuts, [seg_s.shape[0]]]).astype(np.int64)
         csum = np.concatenate([[0], np.cumsum(lens)])
         task_bytes = csum[task_hi] - csum[task_lo]
-        task_cap = task_bytes // 8 + 1024
+        task_cap = task_bytes // 16 + 1024
         task_base = np.concatenate([[0], np.cumsum(task_cap)[:-1]]).astype(np.int64)
-        total = int(task_cap.sum())
-        e_start = np.empty(total, np.int64)
-        e_len = np.empty(total, np.int64)
-        e_hash = np.empty(total, np.int64)
-        e_count = np.empty(total, np.int64)
+        out = np.empty((int(task_cap.sum()), 4), np.int64)
         task_n = np.zeros(task_lo.shape[0], np.int64)
         table, cfg = self.pre.table, self.pre.cfg
-        K.count_tasks(buf, seg_s, seg_e, task_lo, task_hi, table, cfg, e_start, e_len, e_hash, e_count,
-                      task_base, task_cap, task_n)
+        K.count_tasks(buf, seg_s, seg_e, task_lo, task_hi, table, cfg, out, task_base, task_cap, task_n)
         for t in np.flatnonzero(task_n < 0).tolist():
             # more unique pre-tokens than the estimate: redo it with the proven bound (bytes/2 + 256)
             cap = int(task_bytes[t]) // 2 + 256
-            arrs = [np.empty(cap, np.int64) for _ in range(4)]
-            n = K.count_task(buf, seg_s, seg_e, task_lo[t], task_hi[t], table, cfg, *arrs, 0, cap)
-            self._add(buf, *arrs, np.zeros(1, np.int64), np.array([n], np.int64))
+            one = np.empty((cap, 4), np.int64)
+            n = K.count_task(buf, seg_s, seg_e, task_lo[t], task_hi[t], table, cfg, one, 0, cap)
+            self.table.add(buf, one, np.zeros(1, np.int64), np.array([n], np.int64))
             task_n[t] = 0
-        self._add(buf, e_start, e_len, e_hash, e_count, task_base, task_n)
-
-    def _add(self, buf, e_start, e_len, e_hash, e_count, task_base, task_n):
-        n_entries = int(task_n.sum())
-        if n_entries == 0:
-            return
-        n_bytes = sum(int(e_len[b:b + n].sum()) for b, n in zip(task_base.tolist(), task_n.tolist()) if n)
-        self.table.reserve(n_entries, n_bytes)
-        self.table.add(buf, e_start, e_len, e_hash, e_count, task_base, task_n)
+        self.table.add(buf, out, task_base, task_n)
 
     def _count_regex(self, buf, seg_s, seg_e):
         """Fallback for patterns the scanner does not support: the ``regex`` module, then the
-        same hashing and table as the scanner path."""
+        same tables as the scanner path."""
         starts, ends = [], []
         for s, e in zip(seg_s.tolist(), seg_e.tolist()):
             a, b = self.pre.spans(buf, s, e)
@@ -194,11 +184,10 @@ class PretokenCounter:
         pe = np.concatenate(ends).astype(np.int64)
         if ps.shape[0] == 0:
             return
-        # each kept pre-token as its own one-piece segment, one task
         cap = int((pe - ps).sum()) // 2 + 256
-        arrs = [np.empty(cap, np.int64) for _ in range(4)]
-        n = K.count_task_spans(buf, ps, pe, *arrs, cap)
-        self._add(buf, *arrs, np.zeros(1, np.int64), np.array([n], np.int64))
+        out = np.empty((cap, 4), np.int64)
+        n = K.count_task_spans(buf, ps, pe, out, cap)
+        self.table.add(buf, out, np.zeros(1, np.int64), np.array([n], np.int64))
 
     def result(self):
         self.progress.update(self.bytes_in, int(self.table.state[0]), final=True)

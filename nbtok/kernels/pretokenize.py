@@ -361,6 +361,17 @@ def pretokenize(buf, start, end, table, cfg, out_ends):
                             break
                 if r >= 0 and attached and r < end and buf[r] == 0x27:
                     r = -1  # a possible attached contraction: general path
+            elif bp >= 0x80:
+                # ---- letters starting with a non-ASCII letter at p (p == i + 1, after a space)
+                cp, n = decode_at(buf, p)
+                c = table[cp]
+                if c & L:
+                    if o200k:
+                        r = o200k_word(buf, p, end, table, True)
+                    else:
+                        r = run_end(buf, p + n, end, table, L)
+                    if attached and r < end and buf[r] == 0x27:
+                        r = -1
             elif c0 & N:
                 # ---- ASCII digits (no leading space: that is GPT-2's rarer case)
                 r = i + 1
@@ -403,6 +414,17 @@ def pretokenize(buf, start, end, table, cfg, out_ends):
                                     break
                             if r < end and buf[r] >= 0x80:
                                 r = -1  # cannot happen after a tail, but stay exact
+        else:
+            # ---- a non-ASCII letter run (the common piece of non-Latin text)
+            cp, n = decode_at(buf, i)
+            c = table[cp]
+            if c & L:
+                if o200k:
+                    r = o200k_word(buf, i, end, table, True)
+                else:
+                    r = run_end(buf, i + n, end, table, L)
+                if attached and r < end and buf[r] == 0x27:
+                    r = -1
         if r < 0:
             r = next_end(buf, i, end, table, cfg)
         i = r

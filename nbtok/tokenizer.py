@@ -19,7 +19,7 @@ and optionally ``sample_encode``, ``nbest_encode``, ``save_sentencepiece`` ... w
 Tokenizer forwards when present. The Tokenizer adds what is common to all models: batch
 views (ragged / padded), the native file format, pickling and the constructors.
 """
-import numpy as np
+from .text import split_ragged
 
 
 class Tokenizer:
@@ -67,10 +67,47 @@ class Tokenizer:
     def encode_ordinary(self, text):
         return self.model.encode(text, allowed_special=(), disallowed_special=())
 
-    def encode_batch(self, texts, **opts):
-        """A list of int32 arrays, one per text (views into one flat buffer)."""
-        ids, offsets = self.model.encode_batch_ragged(list(texts), **opts)
-        return np.split(ids, offsets[1:-1])
+    def encode_batch(self, texts, padding=False, max_length=None, truncation=False,
+                     padding_side="right", pad_id=None, add_special_tokens=True,
+                     return_offsets=False, **opts):
+        """Encode many texts with one parallel kernel call.
+
+        With no padding / truncation / offsets asked: a list of int32 arrays (views into one
+        flat buffer), as tiktoken's ``encode_batch``. Otherwise a ``BatchEncoding`` with
+        ``ids`` (int32[n, width] when padded, else flat), ``attention_mask``, ``lengths`` and,
+        with ``return_offsets=True``, per-token character ``offsets`` into the original texts.
+        ``padding``: "longest", "max_length" or False; ``truncation`` keeps the first
+        ``max_length`` ids; ``padding_side``: "right" or "left"; ``pad_id`` defaults to the
+        model's pad token, else 0.
+        """
+        texts = list(texts)
+        if not all(isinstance(t, str) for t in texts):
+            raise TypeError("encode_batch takes a list of str")
+        if getattr(self.model, "accepts_add_special_tokens", False):
+            opts["add_special_tokens"] = add_special_tokens
+        numeric = padding not in (False, None, "do_not_pad") or truncation or return_offsets
+        if not numeric:
+            ids, offsets = self.model.encode_batch_ragged(texts, **opts)
+            return split_ragged(ids, offsets)
+        from .batch import build_batch
+        if return_offsets:
+            ids, offsets, starts, ends = self.model.encode_batch_offsets(texts, **opts)
+        else:
+            (ids, offsets), starts, ends = self.model.encode_batch_ragged(texts, **opts), None, None
+        if pad_id is None:
+            pad_id = getattr(self.model, "pad_id", None)
+            pad_id = 0 if pad_id is None or pad_id < 0 else pad_id
+        return build_batch(ids, offsets, padding, max_length, truncation, padding_side, pad_id, starts, ends)
+
+    def encode_with_offsets(self, text, **opts):
+        """``(ids, starts, ends)``: per token, the character span in ``text`` it came from."""
+        ids, _, starts, ends = self.model.encode_batch_offsets([text], **opts)
+        return ids, starts, ends
+
+    def decode_stream(self, skip_special_tokens=False):
+        """A ``DecodeStream``: ``.step(id)`` returns the text completed by that id."""
+        from .stream import DecodeStream
+        return DecodeStream(self, skip_special_tokens)
 
     def encode_batch_ragged(self, texts, **opts):
         """``(ids int32[total], offsets int64[n + 1])``: text i is ``ids[offsets[i]:offsets[i+1]]``."""

@@ -1,5 +1,6 @@
 """Byte-level BPE (issue 2): exact parity with tiktoken, special tokens, formats, errors."""
 import pickle
+from functools import lru_cache
 
 import numpy as np
 import pytest
@@ -23,6 +24,7 @@ def gpt2():
     return nbtok.get_encoding("gpt2")
 
 
+@lru_cache(maxsize=None)
 def nbtok_with(pattern_name):
     return nbtok.Tokenizer.from_tiktoken(_ranks_file(), pattern=tiktoken_pattern(pattern_name),
                                          special_tokens={"<|endoftext|>": 50256})

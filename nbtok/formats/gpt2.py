@@ -86,9 +86,19 @@ def load_gpt2_merges(merges_txt_path):
 
 
 def load_gpt2(vocab_json_path, merges_txt_path):
-    """``(tokens, merges, specials)`` for ``ByteLevelBPE.from_merges``."""
+    """``(tokens, merges, specials)`` for ``ByteLevelBPE.from_merges``.
+
+    A multi-byte entry of ``vocab.json`` that no merge produces (``<|endoftext|>``) cannot come
+    out of BPE: it is a special token."""
     tokens, specials = load_gpt2_vocab(vocab_json_path)
-    return tokens, load_gpt2_merges(merges_txt_path), specials
+    merges = load_gpt2_merges(merges_txt_path)
+    produced = {a + b for a, b in merges}
+    for token in [t for t in tokens if len(t) > 1 and t not in produced]:
+        try:
+            specials[token.decode("utf-8")] = tokens.pop(token)
+        except UnicodeDecodeError:
+            raise ValueError(f"{vocab_json_path}: token {bytes_to_token(token)!r} is produced by no merge") from None
+    return tokens, merges, specials
 
 
 def save_gpt2(tokens, merges, special_tokens, vocab_json_path, merges_txt_path):

@@ -102,10 +102,15 @@ def bpe_piece(buf, start, end, M, out, pos, ids, scratch):
 
 @kernel
 def encode_pieces(buf, seg_start, ends, n_ends, M, out, pos, ids, scratch, cache):
-    """Encode consecutive pre-tokens ending at ``ends[:n_ends]``, the first starting at seg_start."""
+    """Encode consecutive pre-tokens ending at ``ends[:n_ends]``, the first starting at seg_start.
+    A negative end ``~e`` marks text the pattern did not match (regex fallback): it is skipped,
+    as tiktoken drops it."""
     s = seg_start
     for t in range(n_ends):
         e = ends[t]
+        if e < 0:
+            s = ~e
+            continue
         pos = encode_piece(buf, s, e, M, out, pos, ids, scratch, cache)
         s = e
     return pos

@@ -42,7 +42,8 @@ class ByteLevelBPE:
         self.merge_map = IntMap.from_arrays(self.merge_keys, self.merge_values)
         self.byte_ids = np.ascontiguousarray(byte_ids, np.int32)
         self.pattern = pattern
-        self.pre = Pretokenizer(pattern)
+        # tiktoken is the reference for byte-level files: its Unicode tables (16.0) decide \p{L}
+        self.pre = Pretokenizer(pattern, unicode="tiktoken")
         self.special_tokens = dict(special_tokens)
         self.whole_piece = bool(whole_piece)
         self._merges = merges
@@ -184,6 +185,18 @@ class ByteLevelBPE:
         finally:
             numba.set_num_threads(previous)
         return K.compact_ragged(out, offsets, counts)
+
+    def encode_batch_offsets(self, texts, **opts):
+        """Ragged ids plus each token's character span in its text. Byte-level tokens tile the
+        text, so a token's byte span follows from the lengths of the tokens before it."""
+        from ..kernels import ragged as R
+        ids, id_offsets = self.encode_batch_ragged(texts, **opts)
+        if self.pre.cfg is None:
+            raise NotImplementedError("offsets need a pre-tokenizer that covers the text (a scanner pattern)")
+        buf, doc_offsets, _ = pack_utf8(texts)
+        span_starts, span_ends = R.piece_spans(ids, id_offsets, self.vocab.piece_offsets)
+        starts, ends = R.spans_to_char_offsets(buf, doc_offsets, span_starts, span_ends, id_offsets)
+        return ids, id_offsets, starts, ends
 
     def _encode_fallback(self, data, allowed):
         """Pre-tokenization by the ``regex`` module (a user pattern nbtok has no scanner for)."""

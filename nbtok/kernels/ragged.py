@@ -1,0 +1,109 @@
+"""Ragged (flat + offsets) id arrays -> padded matrices, and byte spans -> character offsets."""
+import numpy as np
+
+from .._jit import kernel
+
+
+@kernel
+def padded_width(offsets, max_length, to_max_length):
+    """Width of the padded matrix: the longest row (capped at max_length if > 0), or max_length."""
+    if to_max_length:
+        return max_length
+    width = 0
+    for d in range(offsets.shape[0] - 1):
+        width = max(width, offsets[d + 1] - offsets[d])
+    return min(width, max_length) if max_length > 0 else width
+
+
+@kernel
+def pad_ragged(ids, offsets, width, pad_id, left):
+    """``(matrix int32[n, width], mask int8[n, width], lengths int64[n])``; rows longer than width
+    are cut at the end (right truncation); ``left`` puts the padding before the ids."""
+    n = offsets.shape[0] - 1
+    matrix = np.full((n, width), pad_id, np.int32)
+    mask = np.zeros((n, width), np.int8)
+    lengths = np.empty(n, np.int64)
+    for d in range(n):
+        length = min(offsets[d + 1] - offsets[d], width)
+        lengths[d] = length
+        start = width - length if left else 0
+        for k in range(length):
+            matrix[d, start + k] = ids[offsets[d] + k]
+            mask[d, start + k] = 1
+    return matrix, mask, lengths
+
+
+@kernel
+def pad_offsets(starts, ends, offsets, width, left):
+    """Per-token (start, end) pairs in the padded layout, (0, 0) in padding: int64[n, width, 2]."""
+    n = offsets.shape[0] - 1
+    out = np.zeros((n, width, 2), np.int64)
+    for d in range(n):
+        length = min(offsets[d + 1] - offsets[d], width)
+        start = width - length if left else 0
+        for k in range(length):
+            out[d, start + k, 0] = starts[offsets[d] + k]
+            out[d, start + k, 1] = ends[offsets[d] + k]
+    return out
+
+
+@kernel
+def truncate_ragged(ids, offsets, max_length):
+    """Keep the first ``max_length`` ids of every row: ``(ids, offsets, kept index per id)``."""
+    n = offsets.shape[0] - 1
+    new_offsets = np.zeros(n + 1, np.int64)
+    for d in range(n):
+        new_offsets[d + 1] = new_offsets[d] + min(offsets[d + 1] - offsets[d], max_length)
+    out = np.empty(new_offsets[n], ids.dtype)
+    for d in range(n):
+        for k in range(new_offsets[d + 1] - new_offsets[d]):
+            out[new_offsets[d] + k] = ids[offsets[d] + k]
+    return out, new_offsets
+
+
+@kernel
+def byte_to_char_index(buf, start, end):
+    """``char_of[b]`` for b in 0..end-start: the index of the character containing byte b
+    (counting from ``start``), and the character count at ``end``."""
+    n = end - start
+    char_of = np.empty(n + 1, np.int64)
+    c = -1
+    for b in range(n):
+        if (buf[start + b] & 0xC0) != 0x80:
+            c += 1
+        char_of[b] = c
+    char_of[n] = c + 1
+    return char_of
+
+
+@kernel
+def spans_to_char_offsets(buf, doc_offsets, span_starts, span_ends, id_offsets):
+    """Byte spans (relative to each document) -> character offsets in the original text. A token
+    that starts or ends inside a character gets the whole character (HF's convention)."""
+    starts = np.empty(span_starts.shape[0], np.int64)
+    ends = np.empty(span_starts.shape[0], np.int64)
+    for d in range(doc_offsets.shape[0] - 1):
+        char_of = byte_to_char_index(buf, doc_offsets[d], doc_offsets[d + 1])
+        n = doc_offsets[d + 1] - doc_offsets[d]
+        for t in range(id_offsets[d], id_offsets[d + 1]):
+            s = span_starts[t]
+            e = span_ends[t]
+            starts[t] = char_of[min(s, n)]
+            ends[t] = char_of[min(e - 1, n)] + 1 if e > s else char_of[min(s, n)]
+    return starts, ends
+
+
+@kernel
+def piece_spans(ids, id_offsets, piece_offsets):
+    """Byte spans of tokens that tile their document (byte-level BPE): token k of a document
+    starts where token k-1 ended; its length is its piece's length."""
+    starts = np.empty(ids.shape[0], np.int64)
+    ends = np.empty(ids.shape[0], np.int64)
+    for d in range(id_offsets.shape[0] - 1):
+        pos = 0
+        for t in range(id_offsets[d], id_offsets[d + 1]):
+            i = ids[t]
+            starts[t] = pos
+            pos += piece_offsets[i + 1] - piece_offsets[i]
+            ends[t] = pos
+    return starts, ends

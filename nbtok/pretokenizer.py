@@ -15,7 +15,8 @@ callers skip pieces with a negative end and continue from ``~end``. ``unmatched=
 each gap as an ordinary piece instead (HF ``Split(behavior="Isolated")`` semantics).
 
 The scanner's Unicode classes come from the ``regex`` module (Unicode 17.0); pass
-``unicode="tiktoken"`` to use tiktoken's (Unicode 16.0; see ``nbtok.unicode_classes``).
+``unicode="tiktoken"`` (or ``"hf"``, the same table) for tiktoken's / HF tokenizers' classes
+(Unicode 16.0; see ``nbtok.unicode_classes``). Use them for parity with those libraries.
 """
 import re as _re
 

@@ -36,7 +36,7 @@ def load_table(flavor="regex"):
     """The class table as a read-only ``uint8[0x110000]``.
 
     ``flavor="regex"``: the ``regex`` module's classes (Unicode 17.0); ``"tiktoken"``: tiktoken's
-    (Rust regex-syntax, Unicode 16.0).
+    (Rust regex-syntax, Unicode 16.0); ``"hf"``: HF tokenizers' (Oniguruma, Unicode 16.0).
     """
     table = _cache.get(flavor)
     if table is None:
@@ -44,14 +44,17 @@ def load_table(flavor="regex"):
         table = z["table"].copy()
         if flavor == "tiktoken":
             table[z["tiktoken_diff_cp"]] = z["tiktoken_diff_val"]
+        elif flavor == "hf":
+            table[z["hf_diff_cp"]] = z["hf_diff_val"]
         elif flavor != "regex":
-            raise ValueError(f"unknown table flavor {flavor!r}: use 'regex' or 'tiktoken'")
+            raise ValueError(f"unknown table flavor {flavor!r}: use 'regex', 'tiktoken' or 'hf'")
         table.setflags(write=False)
         _cache[flavor] = table
     return table
 
 
 def versions():
-    """(regex module version, its Unicode version, tiktoken's Unicode version) of the table."""
+    """(regex module version, its Unicode version, tiktoken's, HF tokenizers') of the table."""
     z = _load()
-    return str(z["regex_version"]), str(z["unicode_version"]), str(z["tiktoken_unicode_version"])
+    return (str(z["regex_version"]), str(z["unicode_version"]), str(z["tiktoken_unicode_version"]),
+            str(z["hf_unicode_version"]))

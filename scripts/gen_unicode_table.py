@@ -14,7 +14,8 @@ tables may be an older Unicode version. If tiktoken is installed, this script pr
 (an ``Encoding`` whose pattern is one class and whose ranks are the 256 bytes: tiktoken drops
 unmatched text, so the decoded output is exactly the members of the class) and stores the code
 points where the two engines disagree, so ``nbtok.unicode_classes.load_table("tiktoken")`` can
-give a table that follows tiktoken exactly.
+give a table that follows tiktoken exactly. HF ``tokenizers`` (Oniguruma through the onig crate) is
+probed the same way (``load_table("hf")``).
 
 Bits of the table (uint8 per code point, 0x110000 entries; surrogates are 0):
 
@@ -86,6 +87,28 @@ def tiktoken_table(text):
     return table, unicode_version(lambda cp: chr(cp) in assigned)
 
 
+def hf_table(text):
+    """The classes of HF ``tokenizers`` (Oniguruma via the onig crate), probed the same way: a
+    ``Split(behavior="removed")`` pre-tokenizer leaves exactly the characters outside the class."""
+    try:
+        from tokenizers import Regex, pre_tokenizers
+    except ImportError:
+        return None, None
+    everything = set(text)
+
+    def members(p):
+        split = pre_tokenizers.Split(Regex(p), behavior="removed", invert=False)
+        return everything - set("".join(piece for piece, _ in split.pre_tokenize_str(text)))
+
+    table = np.zeros(0x110000, np.uint8)
+    for bit, pats in CLASSES.items():
+        for p in pats:
+            idx = np.array([ord(c) for c in members(p)], np.int64)
+            table[idx] |= bit
+    assigned = members(r"\P{Cn}")
+    return table, unicode_version(lambda cp: chr(cp) in assigned)
+
+
 def check_folds(text):
     for letter in "sdmtlvre":
         got = set(regex.findall(f"(?i:{letter})", text))
@@ -115,13 +138,25 @@ def main():
     else:
         diff_cp = np.nonzero(tk != table)[0].astype(np.int32)
         diff_val = tk[diff_cp]
+    hf, hf_version = hf_table(text)
+    if hf is None:
+        hf_cp = np.zeros(0, np.int32)
+        hf_val = np.zeros(0, np.uint8)
+        hf_version = "unknown (tokenizers not installed)"
+    else:
+        hf_cp = np.nonzero(hf != table)[0].astype(np.int32)
+        hf_val = hf[hf_cp]
     OUT.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(
         OUT, table=table, tiktoken_diff_cp=diff_cp, tiktoken_diff_val=diff_val,
         regex_version=np.array(regex.__version__), unicode_version=np.array(rx_version),
-        tiktoken_unicode_version=np.array(tk_version))
+        tiktoken_unicode_version=np.array(tk_version),
+        hf_diff_cp=hf_cp, hf_diff_val=hf_val, hf_unicode_version=np.array(hf_version))
     print(f"wrote {OUT} ({OUT.stat().st_size} bytes): regex {regex.__version__} = Unicode {rx_version}; "
-          f"tiktoken = Unicode {tk_version}; {len(diff_cp)} code points differ")
+          f"tiktoken = Unicode {tk_version}; {len(diff_cp)} code points differ; "
+          f"HF tokenizers (Oniguruma) = Unicode {hf_version}; {len(hf_cp)} differ")
+    if tk is not None and hf is not None:
+        print("tiktoken vs HF tables differ at", int(np.count_nonzero(tk != hf)), "code points")
     counts = {name: int(np.count_nonzero(table & bit)) for name, bit in
               [("L", L), ("N", N), ("WS", WS), ("UP", UP), ("LOW", LOW), ("OTH", OTH)]}
     print(counts)

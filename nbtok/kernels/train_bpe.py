@@ -277,7 +277,7 @@ def bpe_train(syms, woff, wcnt, n_target, count_new_only, mode, rank_init, progr
     256 + k gets rank 256 + k. ``progress[0]`` is kept at the number of merges done and
     ``progress[1]`` at the count of the last merge, so another thread can report progress;
     (int64[8]) [2] pairs created, [3] index entries, [4] words visited, [5] symbols scanned,
-    [6] occurrences merged.
+    [6] occurrences merged, [7] index entries read.
 
     Returns ``(merge_left, merge_right, merge_new, merge_count, tok_bytes, tok_off)`` with
     internal ids (0..255 bytes, 256 + k the k-th new token). ``syms`` is merged in place.
@@ -353,6 +353,7 @@ def bpe_train(syms, woff, wcnt, n_target, count_new_only, mode, rank_init, progr
     nmerges = 0
     done = 0
     touched = np.empty(1024, np.int32)
+    nbr = np.full((256 + n_target + 1, 6), -1, np.int32)
 
     while done < n_target and hsize > 0:
         # ---- pop the best valid pair
@@ -392,6 +393,10 @@ def bpe_train(syms, woff, wcnt, n_target, count_new_only, mode, rank_init, progr
             tok_off[ntok] = start + la + lb
             rank = _grow_i64(rank, ntok)
             rank[z] = z
+            if ntok > nbr.shape[0]:
+                old_rows = nbr.shape[0]
+                nbr = _grow_rows(nbr, ntok)
+                nbr[old_rows:] = -1
             if 2 * ntok > tslots.shape[0]:
                 ns = np.full(2 * tslots.shape[0], -1, np.int32)
                 nh = np.zeros(2 * tslots.shape[0], np.int64)
@@ -423,6 +428,7 @@ def bpe_train(syms, woff, wcnt, n_target, count_new_only, mode, rank_init, progr
         while node != -1:
             w = nodes[node, 0]
             node = nodes[node, 1]
+            progress[7] += 1
             if winfo[w, 3] == step:
                 continue
             winfo[w, 3] = step
@@ -455,27 +461,37 @@ def bpe_train(syms, woff, wcnt, n_target, count_new_only, mode, rank_init, progr
                         if side == 0:
                             if o == 0:
                                 continue
-                            x = np.int64(syms[s + o - 1])
-                            k_old = (x << 32) | L
-                            k_new = (x << 32) | zk
+                            x = syms[s + o - 1]
+                            col = 0
                         else:
                             if i + 2 >= n:
                                 continue
-                            y = np.int64(syms[s + i + 2])
-                            k_old = (np.int64(R) << 32) | y
-                            k_new = (zk << 32) | y
-                        q = _pair_find(ptab, k_old)
-                        pinfo[q, P_COUNT] -= cnt
-                        q = _pair_find(ptab, k_new)
-                        if q == -1:
-                            q = _new_pair(ptab, pinfo, npairs, k_new)
-                            npairs += 1
+                            x = syms[s + i + 2]
+                            col = 3
+                        # per-step cache by neighbour symbol: (stamp, old pair, new pair)
+                        if nbr[x, col] != step:
+                            xk = np.int64(x)
+                            if side == 0:
+                                k_old = (xk << 32) | L
+                                k_new = (xk << 32) | zk
+                            else:
+                                k_old = (np.int64(R) << 32) | xk
+                                k_new = (zk << 32) | xk
+                            q = _pair_find(ptab, k_new)
+                            if q == -1:
+                                q = _new_pair(ptab, pinfo, npairs, k_new)
+                                npairs += 1
+                            nbr[x, col] = step
+                            nbr[x, col + 1] = _pair_find(ptab, k_old)
+                            nbr[x, col + 2] = q
+                            if pinfo[q, P_MARK] != step:
+                                pinfo[q, P_MARK] = step
+                                touched[ntouched] = q
+                                ntouched += 1
+                        pinfo[nbr[x, col + 1], P_COUNT] -= cnt
+                        q = nbr[x, col + 2]
                         pinfo[q, P_COUNT] += cnt
                         nnodes = _link(pinfo, nodes, nnodes, q, w)
-                        if pinfo[q, P_MARK] != step:
-                            pinfo[q, P_MARK] = step
-                            touched[ntouched] = q
-                            ntouched += 1
                     pinfo[p, P_COUNT] -= cnt
                     progress[6] += 1
                     syms[s + o] = z

@@ -321,3 +321,37 @@ def test_hf_split_parity(shared_data, name):
             assert pre.split(line) == [p for p, _ in hf.pre_tokenize_str(line)], (path.name, line)
             total += 1
     print(f"\n{name}: {total} lines identical to HF tokenizers")
+
+
+def _unbyte_level():
+    """Inverse of GPT-2's bytes_to_unicode: byte-level alphabet char -> byte."""
+    bs = list(range(33, 127)) + list(range(161, 173)) + list(range(174, 256))
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return {chr(c): b for b, c in zip(bs, cs)}
+
+
+def test_hf_bytelevel_gpt2_parity(shared_data):
+    """HF ``ByteLevel(use_regex=True)`` (GPT-2's pattern on Oniguruma) splits like "gpt2_original"."""
+    pytest.importorskip("tokenizers")
+    from tokenizers import pre_tokenizers
+    bl = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    inv = _unbyte_level()
+    pre = Pretokenizer("gpt2_original", unicode="hf")
+    total = 0
+    files = [p for p in corpus_files(shared_data) if "bench" not in p.parts]
+    for k, path in enumerate(files):
+        if "udhr" in path.parts and k % 4:
+            continue
+        lines = path.read_bytes().decode("utf-8", errors="replace").splitlines()
+        lines = lines if path.name == "emoji-test.txt" else lines[:400]
+        for line in (TRICKY if k == 0 else []) + lines:
+            theirs = [bytes(inv[c] for c in p).decode("utf-8") for p, _ in bl.pre_tokenize_str(line)]
+            assert pre.split(line) == theirs, (path.name, line)
+            total += 1
+    print(f"\ngpt2 ByteLevel: {total} lines identical to HF tokenizers")

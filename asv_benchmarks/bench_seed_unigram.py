@@ -35,19 +35,24 @@ def trie_forward_fn(tok, max_bytes):
     """A callable(normalized utf-8 bytes, uint8 array) -> symbols that runs only nbtok's
     trie-based forward pass + backtrack (``nbtok.kernels.unigram.viterbi``: double-array trie
     common-prefix walk per start), on scratch arrays allocated once here, or skip."""
+    import inspect
     kuni = common.nbtok_or_skip("nbtok.kernels.unigram", "viterbi")
     m = tok.model
     if getattr(m, "model_type", None) != "unigram" or not hasattr(m, "M"):
         common.skip("nbtok's SentencePiece model has no Unigram kernel arguments (model.M)")
-    bc, value, lscore, unused, unk_score, V = m.M
+    # viterbi(norm, n, *model.M, best, start_at, node_id, syms): the model arrays in between
+    M = tuple(m.M)
+    py = getattr(kuni.viterbi, "py_func", kuni.viterbi)
+    if len(inspect.signature(py).parameters) != len(M) + 6:
+        common.skip("nbtok.kernels.unigram.viterbi does not take (norm, n, *model.M, 4 scratch arrays)")
     best = np.empty(max_bytes + 1, np.float32)
     start_at = np.empty(max_bytes + 1, np.int32)
     node_id = np.empty(max_bytes + 1, np.int32)
     syms = np.empty(max_bytes + 1, np.int64)
+    viterbi = kuni.viterbi
 
     def forward(norm):
-        k = kuni.viterbi(norm, norm.shape[0], bc, value, lscore, unused, unk_score, V,
-                         best, start_at, node_id, syms)
+        k = viterbi(norm, norm.shape[0], *M, best, start_at, node_id, syms)
         return syms[:k]
 
     return forward

@@ -240,6 +240,17 @@ def worstcase(results, plt, docs):
                                        for sz in sizes])
     md = ("**Worst case: no whitespace** (MB/s for one encode call; flat across sizes = linear)\n\n"
           + table(["input", "library"] + [f"{sz // 1000} KB" for sz in sizes], rows))
+    pairs = [("nbtok_gpt2", "tiktoken_gpt2"), ("nbtok_gpt2", "tokenizers_gpt2"), ("nbtok_sp_bpe", "sentencepiece_bpe")]
+    rrows = []
+    for kind in kinds:
+        for ours, peer in pairs:
+            cells = [fmt_ratio(times[(peer, kind, sz)] / times[(ours, kind, sz)])
+                     if (ours, kind, sz) in times and (peer, kind, sz) in times else "—" for sz in sizes]
+            if any(c != "—" for c in cells):
+                rrows.append([kind, f"{peer} / {ours}"] + cells)
+    if rrows:
+        md += ("\n\nWorst case, speed ratio (peer time / nbtok time; > 1: nbtok faster)\n\n"
+               + table(["input", "ratio"] + [f"{sz // 1000} KB" for sz in sizes], rrows))
     if plt is not None:
         fig, axes = plt.subplots(1, len(kinds), figsize=(5.2 * len(kinds), 4.2), squeeze=False)
         for ax, kind in zip(axes[0], kinds):

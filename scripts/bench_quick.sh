@@ -6,6 +6,7 @@
 #                                     HTML in .asv/html, charts + tables in docs/
 #   NBTOK_BENCH_REGEX='bench_seed' scripts/bench_quick.sh     only matching suites
 #   NBTOK_BENCH_SKIP_CHARTS=1 ...                             no charts / docs rewrite
+#   NBTOK_BENCH_FIRST_RUN=1 ...      also time the first run with an empty numba cache (+4 min)
 #
 # Step 1 runs the two seed tables with a few real samples (their timings feed the docs);
 # step 2 runs everything else once per benchmark (asv --quick). Both use
@@ -33,9 +34,12 @@ then
       -b "^(?=.*(?:${REGEX}))bench_seed_" || status=$?
 fi
 
-# every other suite, once per benchmark
+# every other suite, once per benchmark; the first-run (empty numba cache) compile timing
+# takes minutes, so it only runs with NBTOK_BENCH_FIRST_RUN=1 (and in the full suite)
+NOCACHE='(?!.*ColdStartNoCache)'
+[ -n "${NBTOK_BENCH_FIRST_RUN:-}" ] && NOCACHE=''
 "$ASV" run --python=same --set-commit-hash="$HASH" --show-stderr --quick \
-    -b "^(?=.*(?:${REGEX}))(?!bench_seed_)" || status=$?
+    -b "^(?=.*(?:${REGEX}))(?!bench_seed_)${NOCACHE}" || status=$?
 
 "$ASV" publish || status=$?
 

@@ -70,16 +70,12 @@ class SeedUnigram:
         normalized = common.sentencepiece_text(self.text)  # ASCII seed sentences: NFKC is the identity
         self.normalized = np.frombuffer(normalized.encode("utf-8"), np.uint8)
         if implementation == "nested_loop":
-            tok = None
+            # the vocabulary, from sentencepiece (fast to load) or else from nbtok's model
             try:
-                tok = nbtok_unigram(path)
-            except NotImplementedError:
-                pass
-            if tok is not None:
-                ref = reference_unigram.NestedLoopUnigram.from_nbtok(tok.model)
-            else:
                 common.peer_or_skip("sentencepiece")
                 ref = reference_unigram.NestedLoopUnigram.from_sentencepiece(path)
+            except NotImplementedError:
+                ref = reference_unigram.NestedLoopUnigram.from_nbtok(nbtok_unigram(path).model)
             self.fn, self.arg = ref.encode_normalized, self.normalized
         elif implementation == "trie_forward":
             self.fn, self.arg = trie_forward_fn(nbtok_unigram(path), self.normalized.shape[0]), self.normalized

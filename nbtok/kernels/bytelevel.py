@@ -13,12 +13,12 @@ Special tokens travel as ``S = (sp_bytes, sp_offsets, sp_ids, sp_first)``; ``sp_
 is True when some special token starts with byte b.
 The pre-tokenizer travels as ``P = (table, cfg)`` (kernels/pretokenize.py).
 
-Pre-token cache: a direct-mapped table ``int64[CACHE_SLOTS, 4]`` (128 KB, stays in L2)
-remembering the ids of recent short pre-tokens. Natural text is Zipfian, so most pre-tokens
-are answered there without touching the vocabulary map or the merge table, whose random
-reads miss the cache. A slot holds the pre-token's bytes (up to 16, packed into two words)
-and up to 3 ids; it is exact (the whole key is compared), bounded, and private to one
-kernel call, so there is nothing to share between threads.
+Pre-token cache: a direct-mapped table ``int64[CACHE_SLOTS, 8]`` (256 KB, stays in L2)
+remembering the ids of recent pre-tokens of up to 32 bytes. Natural text is Zipfian, so most
+pre-tokens are answered there without touching the vocabulary map or the merge table, whose
+random reads miss the cache. A row (one cache line) holds the pre-token's bytes packed into
+four words and up to 6 ids; it is exact (the whole key is compared), bounded, and private to
+one kernel call, so there is nothing to share between threads.
 
 A batch is one flat buffer + offsets. ``encode_batch_*`` split it into chunks, one per
 ``prange`` iteration, each with its own scratch, and write every document's ids at its
@@ -30,61 +30,89 @@ from numba import prange
 
 from .._jit import batch_kernel, kernel
 from .bpe import bpe_merge, new_scratch
-from .hashmap import SHORT_KEY_BYTES, bytesmap_get, pack_key, shortmap_get
+from .hashmap import SHORT_KEY_BYTES, bytesmap_get, shortmap_get
 from .pretokenize import pretokenize
 
 
 CACHE_SLOTS = 4096
+CACHE_KEY_BYTES = 32
+CACHE_IDS = 6
 
 
 @kernel
 def new_cache():
-    return np.zeros((CACHE_SLOTS, 4), np.int64)
+    """Pre-token cache, one 64-byte row per slot: the key's 32 bytes in w0..w3,
+    ``length | count << 8`` in w4, up to 6 ids two per word in w5..w7."""
+    return np.zeros((CACHE_SLOTS, 8), np.int64)
 
 
 @kernel
-def cache_slot(k0, k1, n):
-    h = np.uint64(k0) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(k1) * np.uint64(0xC2B2AE3D27D4EB4F) + np.uint64(n)
+def pack_word(buf, start, end):
+    """``buf[start:end]`` (at most 8 bytes) as one little-endian word."""
+    w = np.uint64(0)
+    for k in range(max(end - start, 0)):
+        w |= np.uint64(buf[start + k]) << np.uint64(8 * k)
+    return np.int64(w)
+
+
+@kernel
+def cache_slot(k0, k1, k2, k3, n):
+    h = (np.uint64(k0) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(k1) * np.uint64(0xC2B2AE3D27D4EB4F)
+         + np.uint64(k2) * np.uint64(0x165667B19E3779F9) + np.uint64(k3) * np.uint64(0x27D4EB2F165667C5)
+         + np.uint64(n))
     return np.int64((h >> np.uint64(40)) & np.uint64(CACHE_SLOTS - 1))
 
 
 @kernel
 def encode_piece(buf, start, end, M, out, pos, ids, scratch, cache):
-    """Encode the pre-token ``buf[start:end]`` into ``out[pos:]`` through the cache."""
+    """Encode the pre-token ``buf[start:end]`` into ``out[pos:]``, through the cache."""
     n = end - start
-    if n > SHORT_KEY_BYTES:
-        if M[7][0]:
-            whole = bytesmap_get(M[2], M[3], M[0], M[1], buf, start, end)
-            if whole >= 0:
-                out[pos] = whole
-                return pos + 1
-        return bpe_piece(buf, start, end, M, out, pos, ids, scratch)
-    k0, k1 = pack_key(buf, start, end)
-    slot = cache_slot(k0, k1, n)
-    meta = cache[slot, 2]
-    if cache[slot, 0] == k0 and cache[slot, 1] == k1 and (meta & 31) == n:
-        count = (meta >> 5) & 7
-        out[pos] = meta >> 8
-        if count > 1:
-            out[pos + 1] = cache[slot, 3] & 0xFFFFFFFF
-        if count > 2:
-            out[pos + 2] = cache[slot, 3] >> 32
+    if n > CACHE_KEY_BYTES:
+        return encode_uncached(buf, start, end, M, out, pos, ids, scratch)
+    k0 = pack_word(buf, start, min(end, start + 8))
+    k1 = pack_word(buf, start + 8, min(end, start + 16))
+    k2 = pack_word(buf, start + 16, min(end, start + 24))
+    k3 = pack_word(buf, start + 24, end)
+    row = cache_slot(k0, k1, k2, k3, n)
+    meta = cache[row, 4]
+    if (meta & 255) == n and cache[row, 0] == k0 and cache[row, 1] == k1 and cache[row, 2] == k2 and cache[row, 3] == k3:
+        count = meta >> 8
+        for k in range(count):
+            word = cache[row, 5 + (k >> 1)]
+            out[pos + k] = (word >> 32) if k & 1 else (word & 0xFFFFFFFF)
         return pos + count
-    whole = shortmap_get(M[8], k0, k1, n) if M[7][0] else -1
-    if whole >= 0:
-        out[pos] = whole
-        new_pos = pos + 1
+    if n <= SHORT_KEY_BYTES and M[7][0]:
+        whole = shortmap_get(M[8], k0, k1, n)
+        if whole >= 0:
+            out[pos] = whole
+            new_pos = pos + 1
+        else:
+            new_pos = bpe_piece(buf, start, end, M, out, pos, ids, scratch)
     else:
-        new_pos = bpe_piece(buf, start, end, M, out, pos, ids, scratch)
+        new_pos = encode_uncached(buf, start, end, M, out, pos, ids, scratch)
     count = new_pos - pos
-    if count <= 3:
-        cache[slot, 0] = k0
-        cache[slot, 1] = k1
-        cache[slot, 2] = n | (count << 5) | (np.int64(out[pos]) << 8)
-        second = np.int64(out[pos + 1]) if count > 1 else 0
-        third = np.int64(out[pos + 2]) if count > 2 else 0
-        cache[slot, 3] = second | (third << 32)
+    if count <= CACHE_IDS:
+        cache[row, 0] = k0
+        cache[row, 1] = k1
+        cache[row, 2] = k2
+        cache[row, 3] = k3
+        cache[row, 4] = n | (count << 8)
+        for w in range(3):
+            lo = np.int64(out[pos + 2 * w]) if 2 * w < count else 0
+            hi = np.int64(out[pos + 2 * w + 1]) if 2 * w + 1 < count else 0
+            cache[row, 5 + w] = lo | (hi << 32)
     return new_pos
+
+
+@kernel
+def encode_uncached(buf, start, end, M, out, pos, ids, scratch):
+    """Whole-piece lookup (tiktoken's shortcut) then BPE."""
+    if M[7][0]:
+        whole = bytesmap_get(M[2], M[3], M[0], M[1], buf, start, end)
+        if whole >= 0:
+            out[pos] = whole
+            return pos + 1
+    return bpe_piece(buf, start, end, M, out, pos, ids, scratch)
 
 
 @kernel

@@ -131,7 +131,7 @@ def test_hypothesis_any_unicode(text):
 
 
 @given(st.lists(st.sampled_from(ALPHA), max_size=25).map("".join))
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_hypothesis_biased(text):
     for key in SCANNED:
         check(key, text)
@@ -258,12 +258,12 @@ def test_tiktoken_split_parity(shared_data, name, model):
         if "bench" in path.parts or "udhr" in path.parts and path.name > "udhr_c":
             continue
         text = path.read_bytes().decode("utf-8", errors="replace")
-        for line in text.splitlines()[:2000]:
+        for line in text.splitlines()[:600]:
             ids = [i for piece in pre.split(line) for i in enc._encode_single_piece(piece)]
             assert ids == enc.encode_ordinary(line), (path.name, line)
             total += 1
     print(f"\n{name}: {total} lines identical to tiktoken")
-    assert total > 10_000
+    assert total > 5_000
 
 
 @pytest.mark.parametrize("name", ["cl100k", "o200k"])
@@ -314,8 +314,8 @@ def test_hf_split_parity(shared_data, name):
     files = [p for p in corpus_files(shared_data)
              if "bench" not in p.parts and (p.name != "emoji-test.txt" or pre.cfg is not None)]
     for k, path in enumerate(files):
-        if "udhr" in path.parts and k % 4:
-            continue  # a quarter of the UDHR translations (still every script family)
+        if "udhr" in path.parts and k % 6:
+            continue  # a sixth of the UDHR translations
         lines = path.read_bytes().decode("utf-8", errors="replace").splitlines()
         for line in lines if path.name == "emoji-test.txt" else lines[:400]:
             assert pre.split(line) == [p for p, _ in hf.pre_tokenize_str(line)], (path.name, line)
@@ -346,7 +346,7 @@ def test_hf_bytelevel_gpt2_parity(shared_data):
     total = 0
     files = [p for p in corpus_files(shared_data) if "bench" not in p.parts]
     for k, path in enumerate(files):
-        if "udhr" in path.parts and k % 4:
+        if "udhr" in path.parts and k % 6:
             continue
         lines = path.read_bytes().decode("utf-8", errors="replace").splitlines()
         lines = lines if path.name == "emoji-test.txt" else lines[:400]

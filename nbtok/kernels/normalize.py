@@ -17,7 +17,8 @@ one valid UTF-8 character is copied, or one invalid byte becomes U+FFFD. Then
 charsmap cannot make the kernel read out of bounds.
 
 ``flags`` (int64[4]): add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces,
-treat_whitespace_as_suffix.
+treat_whitespace_as_suffix. ``cls`` (``byte_classes``) lets plain ASCII and plain spaces skip
+the rule lookup; every other byte takes the full step.
 """
 import numpy as np
 
@@ -187,7 +188,40 @@ def _emit_space(out, n, escape):
 
 
 @kernel
-def normalize(text, start, end, units, pool, root_ok, ud_bc, ud_value, flags, out):
+def byte_classes(units, root_ok, ud_bc, ud_value):
+    """Fast-path table for the normalizer, indexed by ``c`` (first byte) and ``256 + 256 * c + c2``.
+
+    ``cls[c]``: 1 = plain ASCII (copied as is), 2 = plain space, 3 = ASCII that starts some
+    charsmap rule (look at the next byte), 0 = full step (non-ASCII, or a user-defined symbol
+    may start here). ``cls[256 + 256 * c + c2]`` = 1 when c (class 3) has no rule of its own
+    and no rule continues with byte c2, so c is copied unchanged.
+    """
+    cls = np.zeros(256 + 128 * 256, np.uint8)
+    n_units = units.shape[0]
+    for c in range(128):
+        if ud_bc.shape[0] > 0:
+            nx = ud_bc[0] + c
+            if nx < ud_value.shape[0] and ud_bc[2 * nx + 1] == 0:
+                continue
+        if not root_ok[c]:
+            cls[c] = 2 if c == 0x20 else 1
+            continue
+        cls[c] = 3
+        pos = _offset(units[0]) ^ c
+        u = np.int64(units[pos])
+        if (u >> 8) & 1:
+            continue  # c alone has a rule
+        pos = pos ^ _offset(u)
+        for c2 in range(256):
+            p2 = pos ^ c2
+            if 0 <= p2 < n_units and (np.int64(units[p2]) & 0x800000FF) == c2:
+                continue
+            cls[256 + 256 * c + c2] = 1
+    return cls
+
+
+@kernel
+def normalize(text, start, end, units, pool, root_ok, ud_bc, ud_value, flags, cls, out):
     """Normalize ``text[start:end]`` into ``out`` (grown if needed): returns (out, length)."""
     add_dummy = flags[0] != 0
     remove_extra = flags[1] != 0
@@ -206,23 +240,44 @@ def normalize(text, start, end, units, pool, root_ok, ud_bc, ud_value, flags, ou
                 break
     if pos >= end:
         return out, 0
-    out = _reserve(out, 0, 3 * (end - pos) + 8)
+    # room for the rest of the input at 3 output bytes per input byte (+ dummy prefix/suffix);
+    # only the general step can produce more, and it re-establishes this invariant
+    if 3 * (end - pos) + 8 > out.shape[0]:
+        out = _reserve(out, 0, 3 * (end - pos) + 8)
     if add_dummy and not ws_suffix:
         n = _emit_space(out, n, escape)
     is_prev_space = remove_extra
     while pos < end:
+        c = text[pos]
+        k = cls[c]
+        if k == 3 and pos + 1 < end and cls[256 + 256 * np.int64(c) + text[pos + 1]] == 1:
+            k = 2 if c == 0x20 else 1
+        if k == 1:
+            out[n] = c
+            n += 1
+            pos += 1
+            is_prev_space = False
+            continue
+        if k == 2:
+            if not is_prev_space:
+                n = _emit_space(out, n, escape)
+            is_prev_space = remove_extra
+            pos += 1
+            continue
         kind, a, b, consumed = normalize_prefix(text, pos, end, units, pool, root_ok, ud_bc, ud_value)
         if is_prev_space:
             while a < b and _src_byte(kind, text, pool, a) == 0x20:
                 a += 1
         if a < b:
-            out = _reserve(out, n, 3 * (b - a) + 3)
-            for k in range(a, b):
-                c = _src_byte(kind, text, pool, k)
-                if escape and c == 0x20:
+            need = n + 3 * (b - a) + 3 * (end - pos - consumed) + 8
+            if need > out.shape[0]:
+                out = _reserve(out, n, need - n)
+            for q in range(a, b):
+                ch = _src_byte(kind, text, pool, q)
+                if escape and ch == 0x20:
                     n = _emit_space(out, n, True)
                 else:
-                    out[n] = c
+                    out[n] = ch
                     n += 1
             is_prev_space = _src_byte(kind, text, pool, b - 1) == 0x20
         pos += consumed
@@ -236,7 +291,8 @@ def normalize(text, start, end, units, pool, root_ok, ud_bc, ud_value, flags, ou
             while n >= 1 and out[n - 1] == 0x20:
                 n -= 1
     if add_dummy and ws_suffix:
-        out = _reserve(out, n, 3)
+        if n + 3 > out.shape[0]:
+            out = _reserve(out, n, 3)
         n = _emit_space(out, n, escape)
     return out, n
 

@@ -134,10 +134,12 @@ def resplit_unused(syms, m, kinds, split_left, split_right, V, stack):
 
 @kernel
 def new_scratch(n):
-    """(normbuf, syms int64, merge ids int32, heap, prev, next, pair_at, stack) for n bytes."""
+    """(normbuf, word syms int64, merge ids int32, heap, prev, next, pair_at, stack,
+    document syms int64, merged output int64) for n normalized bytes."""
     heap, prev, nxt, pair_at = bpe_new_scratch(n + 16)
     return (np.empty(n + 16, np.uint8), np.empty(n + 16, np.int64), np.empty(n + 16, np.int32),
-            heap, prev, nxt, pair_at, np.empty(256, np.int64))
+            heap, prev, nxt, pair_at, np.empty(256, np.int64), np.empty(n + 16, np.int64),
+            np.empty(2 * n + 32, np.int64))
 
 
 @kernel
@@ -147,7 +149,160 @@ def _fit(scratch, n):
     cap = max(n, 2 * scratch[1].shape[0])
     heap, prev, nxt, pair_at = bpe_new_scratch(cap)
     return (scratch[0], np.empty(cap, np.int64), np.empty(cap, np.int32), heap, prev, nxt,
-            pair_at, scratch[7])
+            pair_at, scratch[7], np.empty(cap, np.int64), np.empty(2 * cap + 32, np.int64))
+
+
+# ------------------------------------------------------------------ per-word merging with a cache
+@kernel
+def word_split_ok(piece_bytes, piece_offsets, kinds, suffix):
+    """True if no mergeable piece has U+2581 except as a leading run (trailing run if ``suffix``).
+
+    Then no piece can span a position where U+2581 follows another character (precedes one,
+    in suffix mode), so BPE can run word by word, and each word's result can be cached.
+    """
+    V = piece_offsets.shape[0] - 1
+    for p in range(V):
+        k = kinds[p]
+        if k != NORMAL and k != UNUSED:
+            continue
+        s = piece_offsets[p]
+        e = piece_offsets[p + 1]
+        # positions of U+2581 must form a run touching the start (or the end)
+        seen_other = False
+        q = s
+        if suffix:
+            # scan backwards by characters is awkward in UTF-8; scan forward and require that
+            # after the first U+2581 only U+2581 follow
+            in_run = False
+            while q < e:
+                is_ws = q + 3 <= e and piece_bytes[q] == 0xE2 and piece_bytes[q + 1] == 0x96 and piece_bytes[q + 2] == 0x81
+                if is_ws:
+                    in_run = True
+                    q += 3
+                else:
+                    if in_run:
+                        return False
+                    q += one_char_len(piece_bytes[q], e - q)
+        else:
+            while q < e:
+                is_ws = q + 3 <= e and piece_bytes[q] == 0xE2 and piece_bytes[q + 1] == 0x96 and piece_bytes[q + 2] == 0x81
+                if is_ws:
+                    if seen_other:
+                        return False
+                    q += 3
+                else:
+                    seen_other = True
+                    q += one_char_len(piece_bytes[q], e - q)
+    return True
+
+
+@kernel
+def new_cache(slots, store):
+    """Word cache: open addressing over ``slots`` (power of two) entries, ``store`` symbols."""
+    return (np.full(slots, -1, np.int64), np.zeros(slots, np.int64), np.zeros(slots, np.int64),
+            np.zeros(slots, np.int64), np.zeros(slots, np.int64),
+            np.empty(store, np.int64), np.empty(store, np.int64), np.zeros(3, np.int64))
+
+
+@kernel
+def _hash_syms(syms, a, b):
+    h = np.uint64(0x9E3779B97F4A7C15) ^ np.uint64(b - a)
+    for t in range(a, b):
+        h = (h ^ np.uint64(syms[t])) * np.uint64(0x100000001B3)
+        h ^= h >> np.uint64(29)
+    return np.int64(h >> np.uint64(1))
+
+
+@kernel
+def _cache_find(C, syms, a, b, h):
+    """Slot index holding the word ``syms[a:b]``, or -(insert position + 1)."""
+    keys, in_off, in_len, out_off, out_len, store_in, store_out, used = C
+    mask = keys.shape[0] - 1
+    i = h & mask
+    n = b - a
+    while True:
+        k = keys[i]
+        if k == -1:
+            return -(i + 1)
+        if k == h and in_len[i] == n:
+            o = in_off[i]
+            same = True
+            for t in range(n):
+                if store_in[o + t] != syms[a + t]:
+                    same = False
+                    break
+            if same:
+                return i
+        i = (i + 1) & mask
+
+
+@kernel
+def _cache_reset(C):
+    C[0][:] = -1
+    C[7][:] = 0
+
+
+@kernel
+def merge_words(syms, m, M, scratch, C, space_sym, suffix, out):
+    """BPE word by word (split where U+2581 follows a non-U+2581 symbol, or precedes one in
+    suffix mode), each word's result cached in ``C``. Writes into ``out``; returns the count."""
+    keys, in_off, in_len, out_off, out_len, store_in, store_out, used = C
+    o = 0
+    a = 0
+    while a < m:
+        b = a + 1
+        if suffix:
+            while b < m and not (syms[b - 1] == space_sym and syms[b] != space_sym):
+                b += 1
+        else:
+            while b < m and not (syms[b] == space_sym and syms[b - 1] != space_sym):
+                b += 1
+        n = b - a
+        if n == 1:
+            out[o] = syms[a]
+            o += 1
+            a = b
+            continue
+        cacheable = n <= 64
+        slot = -1
+        h = np.int64(0)
+        if cacheable:
+            h = _hash_syms(syms, a, b)
+            slot = _cache_find(C, syms, a, b, h)
+            if slot >= 0:
+                src = out_off[slot]
+                for t in range(out_len[slot]):
+                    out[o + t] = store_out[src + t]
+                o += out_len[slot]
+                a = b
+                continue
+        # merge this word
+        wsyms = scratch[1]
+        for t in range(n):
+            wsyms[t] = syms[a + t]
+        res, k = merge_symbols(wsyms, n, M, scratch, 0.0)
+        for t in range(k):
+            out[o + t] = res[t]
+        if cacheable:
+            if used[0] * 2 >= keys.shape[0] or used[1] + n > store_in.shape[0] or used[2] + k > store_out.shape[0]:
+                _cache_reset(C)
+                slot = _cache_find(C, syms, a, b, h)
+            i = -slot - 1
+            keys[i] = h
+            in_off[i] = used[1]
+            in_len[i] = n
+            out_off[i] = used[2]
+            out_len[i] = k
+            for t in range(n):
+                store_in[used[1] + t] = syms[a + t]
+            for t in range(k):
+                store_out[used[2] + t] = res[t]
+            used[0] += 1
+            used[1] += n
+            used[2] += k
+        o += k
+        a = b
+    return o
 
 
 @kernel
@@ -164,47 +319,70 @@ def merge_symbols(syms, m, M, scratch, dropout):
 
 
 @kernel
-def encode_symbols(text, start, end, N, M, scratch, dropout):
-    """Normalize + initial split + merges for ``text[start:end]``: (scratch, symbols, count)."""
-    units, pool, root_ok, ud_bc, ud_value, flags = N
+def encode_symbols(text, start, end, N, M, scratch, dropout, C, W):
+    """Normalize + initial split + merges for ``text[start:end]``: (scratch, symbols, count).
+
+    ``W`` = (use_words, space_sym, suffix): with ``use_words`` (and no dropout) the merges run
+    word by word through the cache ``C``.
+    """
+    units, pool, root_ok, ud_bc, ud_value, flags, cls = N
     bc, value, map_keys, map_values, kinds, split_left, split_right, V = M
-    normbuf, n = normalize(text, start, end, units, pool, root_ok, ud_bc, ud_value, flags, scratch[0])
+    use_words, space_sym, suffix = W
+    normbuf, n = normalize(text, start, end, units, pool, root_ok, ud_bc, ud_value, flags, cls, scratch[0])
     scratch = (normbuf,) + scratch[1:]
     scratch = _fit(scratch, n)
-    m = initial_symbols(normbuf, n, bc, value, ud_bc, ud_value, V, scratch[1])
-    syms, k = merge_symbols(scratch[1], m, M, scratch, dropout)
-    return scratch, syms, k
+    syms = scratch[8]
+    m = initial_symbols(normbuf, n, bc, value, ud_bc, ud_value, V, syms)
+    if use_words and dropout <= 0.0:
+        out = scratch[9]
+        k = merge_words(syms, m, M, scratch, C, space_sym, suffix, out)
+        return scratch, out, k
+    res, k = merge_symbols(syms, m, M, scratch, dropout)
+    return scratch, res, k
 
 
 @kernel
-def encode_one(text, N, M, F, dropout):
+def _cache_for(nbytes):
+    slots = 64
+    while slots < nbytes // 2 and slots < 65536:
+        slots *= 2
+    return new_cache(slots, 8 * slots)
+
+
+@kernel
+def encode_one(text, N, M, F, dropout, W):
     V, unk_id, byte_fallback, byte_ids, bos, eos = F
     scratch = new_scratch(3 * text.shape[0] + 8)
-    scratch, syms, m = encode_symbols(text, 0, text.shape[0], N, M, scratch, dropout)
+    C = _cache_for(text.shape[0] if W[0] else 0)
+    scratch, syms, m = encode_symbols(text, 0, text.shape[0], N, M, scratch, dropout, C, W)
     out = np.empty(4 * m + 2, np.int32)
     o = place_ids(syms, m, F, out, 0, out.shape[0], out)
     return out[:o].copy()
 
 
 @kernel
-def symbols_one(text, N, M, dropout):
+def symbols_one(text, N, M, dropout, W):
     scratch = new_scratch(3 * text.shape[0] + 8)
-    scratch, syms, m = encode_symbols(text, 0, text.shape[0], N, M, scratch, dropout)
-    normbuf, n = normalize(text, 0, text.shape[0], N[0], N[1], N[2], N[3], N[4], N[5], scratch[0])
+    C = _cache_for(text.shape[0] if W[0] else 0)
+    scratch, syms, m = encode_symbols(text, 0, text.shape[0], N, M, scratch, dropout, C, W)
+    normbuf, n = normalize(text, 0, text.shape[0], N[0], N[1], N[2], N[3], N[4], N[5], N[6], scratch[0])
     return syms[:m].copy(), normbuf[:n].copy()
 
 
 @batch_kernel
-def encode_batch(buf, offsets, out_offsets, N, M, F, n_chunks, out, counts):
-    """Parallel batch encode; same contract as ``kernels.unigram.encode_batch``."""
+def encode_batch(buf, offsets, out_offsets, N, M, F, n_chunks, out, counts, W):
+    """Parallel batch encode; same contract as ``kernels.unigram.encode_batch``.
+
+    Each chunk of documents has its own word cache."""
     n_docs = offsets.shape[0] - 1
     for c in prange(n_chunks):
         d0 = n_docs * c // n_chunks
         d1 = n_docs * (c + 1) // n_chunks
         scratch = new_scratch(1024)
+        C = new_cache(65536 if W[0] else 64, 1 << 19 if W[0] else 64)
         tmp = np.empty(64, np.int32)
         for d in range(d0, d1):
-            scratch, syms, m = encode_symbols(buf, offsets[d], offsets[d + 1], N, M, scratch, 0.0)
+            scratch, syms, m = encode_symbols(buf, offsets[d], offsets[d + 1], N, M, scratch, 0.0, C, W)
             counts[d] = place_ids(syms, m, F, out, out_offsets[d], out_offsets[d + 1], tmp)
 
 

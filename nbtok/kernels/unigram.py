@@ -72,6 +72,32 @@ def symbol_bytes(sym, V, buf):
 
 
 @kernel
+def _emit_symbol_bytes(sym, V, byte_ids, out, o):
+    """Byte-fallback ids of an unknown-character symbol (its UTF-8 bytes) into ``out``."""
+    cp = sym - V
+    if cp >= INVALID_BASE:
+        out[o] = byte_ids[cp - INVALID_BASE]
+        return o + 1
+    if cp < 0x80:
+        out[o] = byte_ids[cp]
+        return o + 1
+    if cp < 0x800:
+        out[o] = byte_ids[0xC0 | (cp >> 6)]
+        out[o + 1] = byte_ids[0x80 | (cp & 0x3F)]
+        return o + 2
+    if cp < 0x10000:
+        out[o] = byte_ids[0xE0 | (cp >> 12)]
+        out[o + 1] = byte_ids[0x80 | ((cp >> 6) & 0x3F)]
+        out[o + 2] = byte_ids[0x80 | (cp & 0x3F)]
+        return o + 3
+    out[o] = byte_ids[0xF0 | (cp >> 18)]
+    out[o + 1] = byte_ids[0x80 | ((cp >> 12) & 0x3F)]
+    out[o + 2] = byte_ids[0x80 | ((cp >> 6) & 0x3F)]
+    out[o + 3] = byte_ids[0x80 | (cp & 0x3F)]
+    return o + 4
+
+
+@kernel
 def finish_ids(syms, m, V, unk_id, byte_fallback, byte_ids, bos, eos, out, o):
     """Write the final ids of ``syms[:m]`` into ``out`` from ``o``: returns the new ``o``.
 
@@ -80,7 +106,6 @@ def finish_ids(syms, m, V, unk_id, byte_fallback, byte_ids, bos, eos, out, o):
     if bos >= 0:
         out[o] = bos
         o += 1
-    tmp = np.empty(4, np.int64)
     prev_unk = False
     for t in range(m):
         s = syms[t]
@@ -89,10 +114,7 @@ def finish_ids(syms, m, V, unk_id, byte_fallback, byte_ids, bos, eos, out, o):
             o += 1
             prev_unk = False
         elif byte_fallback:
-            k = symbol_bytes(s, V, tmp)
-            for j in range(k):
-                out[o] = byte_ids[tmp[j]]
-                o += 1
+            o = _emit_symbol_bytes(s, V, byte_ids, out, o)
         else:
             if not prev_unk:
                 out[o] = unk_id
@@ -122,14 +144,41 @@ def place_ids(syms, m, F, out, lo, hi, tmp):
 
 # ------------------------------------------------------------------ Viterbi
 @kernel
-def viterbi(norm, n, bc, value, lscore, unused, unk_score, V, best, start_at, node_id, syms):
+def pack_lattice_trie(bc, value, lscore):
+    """Cells ``int32[4 * size]`` = (base, check, piece id or -1, float32 score bits) per trie node.
+
+    One transition then touches one 16-byte cell: base / check for the walk, id and score for
+    the lattice update. ``lscore`` float32[V] is the lattice score of each piece; a node that
+    ends no piece scores -inf, so the lattice update needs no branch on it.
+    """
+    size = value.shape[0]
+    cells = np.empty(4 * size, np.int32)
+    bits = lscore.view(np.int32)
+    neg_inf = np.array([-np.inf], np.float32).view(np.int32)[0]
+    for s in range(size):
+        cells[4 * s] = bc[2 * s]
+        cells[4 * s + 1] = bc[2 * s + 1]
+        v = value[s]
+        cells[4 * s + 2] = v
+        cells[4 * s + 3] = bits[v] if v >= 0 else neg_inf
+    return cells
+
+
+@kernel
+def viterbi(norm, n, cells, cscore, unk_score, V, best, start_at, node_id, syms):
     """Best segmentation of ``norm[:n]``; writes symbols into ``syms`` and returns their count.
 
+    ``cells`` from ``pack_lattice_trie`` (NORMAL and USER_DEFINED pieces only: UNUSED pieces
+    are skipped by leaving them out), ``cscore = cells.view(float32)``.
     ``best`` float32[n+1], ``start_at`` / ``node_id`` int32[n+1], ``syms`` int64[n] scratch.
     """
+    # best = -inf marks "no candidate yet", which makes the first (finite) candidate win and
+    # then only a strictly greater one, exactly as sentencepiece's starts_at == -1 test
+    neg_inf = np.float32(-np.inf)
     for i in range(n + 1):
         start_at[i] = -1
-        best[i] = np.float32(0.0)
+        best[i] = neg_inf
+    best[0] = np.float32(0.0)
     s = 0
     while s < n:
         till = best[s]
@@ -137,26 +186,23 @@ def viterbi(norm, n, bc, value, lscore, unused, unk_score, V, best, start_at, no
         has_single = False
         node = 0
         for k in range(s, n):
-            nx = bc[2 * node] + norm[k]
-            if bc[2 * nx + 1] != node:
+            nx = cells[4 * node] + norm[k]
+            if cells[4 * nx + 1] != node:
                 break
             node = nx
-            v = value[node]
-            if v >= 0:
-                if unused[v]:
-                    continue
-                e = k + 1
-                cand = lscore[v] + till
-                if start_at[e] == -1 or cand > best[e]:
-                    best[e] = cand
-                    start_at[e] = s
-                    node_id[e] = v
-                if e - s == mblen:
-                    has_single = True
+            e = k + 1
+            cand = cscore[4 * node + 3] + till  # -inf where no piece ends
+            v = cells[4 * node + 2]
+            old = best[e]
+            take = cand > old
+            best[e] = cand if take else old
+            start_at[e] = s if take else start_at[e]
+            node_id[e] = v if take else node_id[e]
+            has_single = has_single or (e - s == mblen and v >= 0)
         if not has_single:
             e = s + mblen
             cand32 = unk_score + till
-            if start_at[e] == -1 or cand32 > best[e]:
+            if cand32 > best[e]:
                 best[e] = cand32
                 start_at[e] = s
                 node_id[e] = -1
@@ -203,13 +249,12 @@ def _fit(scratch, n):
 @kernel
 def encode_symbols(text, start, end, N, M, scratch):
     """Normalize + Viterbi for ``text[start:end]``: (scratch, m); symbols in scratch[4][:m]."""
-    units, pool, root_ok, ud_bc, ud_value, flags = N
-    bc, value, lscore, unused, unk_score, V = M
-    normbuf, n = normalize(text, start, end, units, pool, root_ok, ud_bc, ud_value, flags, scratch[0])
+    units, pool, root_ok, ud_bc, ud_value, flags, cls = N
+    cells, cscore, unk_score, V = M
+    normbuf, n = normalize(text, start, end, units, pool, root_ok, ud_bc, ud_value, flags, cls, scratch[0])
     scratch = (normbuf, scratch[1], scratch[2], scratch[3], scratch[4])
     scratch = _fit(scratch, n)
-    m = viterbi(normbuf, n, bc, value, lscore, unused, unk_score, V, scratch[1], scratch[2],
-                scratch[3], scratch[4])
+    m = viterbi(normbuf, n, cells, cscore, unk_score, V, scratch[1], scratch[2], scratch[3], scratch[4])
     return scratch, m
 
 
@@ -229,7 +274,7 @@ def symbols_one(text, N, M):
     """Raw symbols (see module doc) and the normalized bytes of one document."""
     scratch = new_scratch(3 * text.shape[0] + 8)
     scratch, m = encode_symbols(text, 0, text.shape[0], N, M, scratch)
-    normbuf, n = normalize(text, 0, text.shape[0], N[0], N[1], N[2], N[3], N[4], N[5], scratch[0])
+    normbuf, n = normalize(text, 0, text.shape[0], N[0], N[1], N[2], N[3], N[4], N[5], N[6], scratch[0])
     return scratch[4][:m].copy(), normbuf[:n].copy()
 
 

@@ -109,14 +109,18 @@ class SentencePieceModel:
         self.ws_suffix = bool(t["treat_whitespace_as_suffix"])
         flags = np.array([nspec["add_dummy_prefix"], nspec["remove_extra_whitespaces"],
                           nspec["escape_whitespaces"], self.ws_suffix], np.int64)
-        self.N = (units, pool, knorm.root_filter(units), self.ud_trie[0], self.ud_trie[1], flags)
+        root_ok = knorm.root_filter(units)
+        self.N = (units, pool, root_ok, self.ud_trie[0], self.ud_trie[1], flags,
+                  knorm.byte_classes(units, root_ok, self.ud_trie[0], self.ud_trie[1]))
         self.denorm = None
         d = proto.denormalizer
         if d is not None and d["precompiled_charsmap"]:
             du, dp = knorm.decode_charsmap(d["precompiled_charsmap"])
             dflags = np.array([d["add_dummy_prefix"], d["remove_extra_whitespaces"],
                                d["escape_whitespaces"], False], np.int64)
-            self.denorm = (du, dp, knorm.root_filter(du), np.zeros(0, np.int32), np.zeros(0, np.int32), dflags)
+            dok = knorm.root_filter(du)
+            z = np.zeros(0, np.int32)
+            self.denorm = (du, dp, dok, z, z, dflags, knorm.byte_classes(du, dok, z, z))
         self.unk_surface = np.frombuffer(t["unk_surface"].encode("utf-8"), np.uint8).copy()
         self._strip_first = bool(nspec["add_dummy_prefix"] or nspec["remove_extra_whitespaces"])
         self._keep_bos_ws = not bool(nspec["remove_extra_whitespaces"])
@@ -133,9 +137,12 @@ class SentencePieceModel:
             udl = (lens[ud].astype(np.float32) * self.max_score).astype(np.float64) - 0.1
             lscore[ud] = udl.astype(np.float32)
             self.lscore = lscore
-            self.unused = kinds == UNUSED
             self.unk_score = np.float32(self.min_score - np.float32(10.0))
-            self.M = (self.trie[0], self.trie[1], self.lscore, self.unused, self.unk_score, np.int64(V))
+            # the lattice trie leaves UNUSED pieces out (sentencepiece skips them)
+            lat = np.flatnonzero((kinds == NORMAL) | (kinds == USER_DEFINED))
+            lbc, lvalue = build_trie(pb, proto.piece_offsets, lat) if lat.size < matchable.size else self.trie
+            self.cells = kuni.pack_lattice_trie(lbc, lvalue, lscore)
+            self.M = (self.cells, self.cells.view(np.float32), self.unk_score, np.int64(V))
         else:
             _, ranks = np.unique(-scores.astype(np.float64), return_inverse=True)
             keys, vals, sl, sr = kbpe.build_merge_entries(pb, proto.piece_offsets, kinds,
@@ -143,6 +150,13 @@ class SentencePieceModel:
             self.merges = IntMap.from_arrays(keys, vals)
             self.M = (self.trie[0], self.trie[1], self.merges.keys, self.merges.values, kinds, sl, sr,
                       np.int64(V))
+            # word-by-word merging (and its cache) is exact when no piece can cross a word start
+            space = "\u2581".encode()
+            sid = self.vocab.get(space, -1)
+            if sid < 0 or kinds[sid] not in (NORMAL, UNUSED, USER_DEFINED):
+                sid = V + 0x2581
+            ok = kbpe.word_split_ok(pb, proto.piece_offsets, kinds, self.ws_suffix)
+            self.W = (bool(ok), np.int64(sid), self.ws_suffix)
         self.special_tokens = {self.vocab.piece(i).decode("utf-8", "replace"): int(i)
                                for i in np.flatnonzero(kinds == CONTROL).tolist()}
         self.bos_id = self._reserved_id(t["bos_piece"])
@@ -192,7 +206,7 @@ class SentencePieceModel:
         F = self._F(add_bos, add_eos)
         if self.model_type == "unigram":
             return kuni.encode_one(buf, self.N, self.M, F)
-        return kbpe.encode_one(buf, self.N, self.M, F, 0.0)
+        return kbpe.encode_one(buf, self.N, self.M, F, 0.0, self.W)
 
     def encode_batch_ragged(self, texts, add_bos=False, add_eos=False, **opts):
         self._check_opts(opts)
@@ -210,10 +224,13 @@ class SentencePieceModel:
         out = np.empty(int(out_offsets[-1]), np.int32)
         counts = np.zeros(n, np.int64)
         F = self._F(add_bos, add_eos)
-        n_chunks = max(1, min(n, numba.get_num_threads() * 8))
+        per_thread = 8 if self.model_type == "unigram" else 2  # BPE chunks each warm a word cache
+        n_chunks = max(1, min(n, numba.get_num_threads() * per_thread))
         if n:
-            kern = kuni.encode_batch if self.model_type == "unigram" else kbpe.encode_batch
-            kern(buf, offsets, out_offsets, self.N, self.M, F, n_chunks, out, counts)
+            if self.model_type == "unigram":
+                kuni.encode_batch(buf, offsets, out_offsets, self.N, self.M, F, n_chunks, out, counts)
+            else:
+                kbpe.encode_batch(buf, offsets, out_offsets, self.N, self.M, F, n_chunks, out, counts, self.W)
         redo = np.flatnonzero(counts < 0)
         extra = {int(d): self.encode(data[d], add_bos, add_eos) for d in redo.tolist()}
         final = counts.copy()
@@ -231,7 +248,7 @@ class SentencePieceModel:
         buf = np.frombuffer(_as_bytes(text), np.uint8)
         if self.model_type == "unigram":
             return kuni.symbols_one(buf, self.N, self.M)
-        return kbpe.symbols_one(buf, self.N, self.M, float(dropout))
+        return kbpe.symbols_one(buf, self.N, self.M, float(dropout), self.W)
 
     def _pieces_from_symbols(self, syms):
         V = self.V

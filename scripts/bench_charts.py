@@ -11,6 +11,7 @@ has a value for it (so partial runs of different suites combine). Writes:
     docs/seed_unigram.png    seed table 2: time vs sentence length, log-log
     docs/worstcase.png       no-whitespace inputs: time vs bytes, log-log, per library
     docs/throughput.png      encode MB/s bars, nbtok against the peers (the throughput suites)
+    docs/training.png        BPE training time per trainer and vocabulary size
     docs/coldstart.png       cold start and peak memory bars
 
 and rewrites the text between ``<!-- ratios:start -->`` and ``<!-- ratios:end -->`` in
@@ -271,6 +272,53 @@ def worstcase(results, plt, docs):
     return md
 
 
+TRAINERS = ["nbtok", "hf", "rustbpe"]
+
+
+def training(results, plt, docs):
+    secs = find(results, "TrainBench.track_seconds")
+    rss = find(results, "TrainBench.track_peak_rss_mb")
+    vs_hf = find(results, "TrainBench.track_seconds_vs_hf")
+    same = find(results, "TrainBench.track_merges_equal_hf")
+    cs336 = find(results, "TrainCS336.time_train_corpus_en_500")
+    parts = []
+    if secs:
+        vocabs = sorted({k[1] for k in secs})
+        rows = []
+        for v in vocabs:
+            for t in TRAINERS:
+                if (t, v) not in secs:
+                    continue
+                hf_over = (1.0 / vs_hf[(t, v)]) if vs_hf.get((t, v)) else None
+                rows.append([v, t, fmt_time(secs[(t, v)]),
+                             f"{rss[(t, v)]:.0f} MB" if (t, v) in rss else "—",
+                             fmt_ratio(hf_over) if hf_over else "—",
+                             {1: "yes", 0: "no"}.get(same.get((t, v)), "—")])
+        parts.append("**Byte-level BPE training** (corpora/bench, 56 MB, 2 threads, one run per cell; "
+                     "ratio = HF time / trainer time)\n\n"
+                     + table(["vocab", "trainer", "time", "peak RSS", "HF / trainer", "merges = HF"], rows))
+        if plt is not None:
+            fig, ax = plt.subplots(figsize=(7, 4))
+            width = 0.8 / len(TRAINERS)
+            for j, t in enumerate(TRAINERS):
+                xs = [i + j * width for i, v in enumerate(vocabs) if (t, v) in secs]
+                ys = [secs[(t, v)] for v in vocabs if (t, v) in secs]
+                if xs:
+                    ax.bar(xs, ys, width, label=t)
+            ax.set_xticks([i + 0.4 - width / 2 for i in range(len(vocabs))], [str(v) for v in vocabs])
+            ax.set_xlabel("vocabulary size")
+            ax.set_ylabel("training time (s)")
+            ax.set_title("BPE training on corpora/bench (56 MB, 2 threads)")
+            ax.legend()
+            ax.grid(True, axis="y", alpha=0.3)
+            fig.tight_layout()
+            fig.savefig(docs / "training.png", dpi=120)
+            plt.close(fig)
+    if cs336:
+        parts.append(f"CS336 small case (corpus.en, vocab 500, warm JIT): {fmt_time(cs336.get((), next(iter(cs336.values()))))}")
+    return "\n\n".join(parts) if parts else "Training: no results yet."
+
+
 def coldstart(results, plt, docs):
     cold = find(results, "ColdStart.time_coldstart")
     first = find(results, "ColdStartNoCache.track_first_run_seconds")
@@ -288,9 +336,11 @@ def coldstart(results, plt, docs):
         ks = [lib for lib in libs if (lib,) in cold]
         axes[0].barh(ks, [cold[(k,)] for k in ks], color="tab:blue")
         axes[0].set_xlabel("cold start (s)")
+        axes[0].set_title("new process: import + load + first encode")
         ks = [lib for lib in libs if (lib,) in mem]
         axes[1].barh(ks, [mem[(k,)] / 2**20 for k in ks], color="tab:orange")
         axes[1].set_xlabel("peak memory (MiB)")
+        axes[1].set_title("peak RSS: load + encode 1 MB")
         fig.tight_layout()
         fig.savefig(docs / "coldstart.png", dpi=120)
         plt.close(fig)
@@ -356,7 +406,8 @@ def main(argv=None):
         import matplotlib.pyplot as plt  # noqa: F811
 
     sections = [seed_bpe(results, plt, docs), seed_unigram(results, plt, docs),
-                worstcase(results, plt, docs), throughput(results, plt, docs), coldstart(results, plt, docs)]
+                worstcase(results, plt, docs), throughput(results, plt, docs), training(results, plt, docs),
+                coldstart(results, plt, docs)]
     p = meta["params"]
     head = (f"Measured on {cpu_model()}, {cpu_count()} cores, {p.get('ram', '?')} bytes RAM "
             f"(asv machine `{meta['machine']}`, Python {p.get('python', platform.python_version())}); "

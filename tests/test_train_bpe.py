@@ -353,6 +353,17 @@ def test_hf_tie_break_matches_bpetrainer_fixture():
     assert nbtok.train_bpe(CORPUS_EN, 1500, special_tokens=["<|endoftext|>"], progress=False).merges != hm
 
 
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(docs=_docs, extra=st.integers(0, 60))
+def test_hf_tie_break_matches_bpetrainer_random(docs, extra):
+    pytest.importorskip("tokenizers")
+    specials = ["<|endoftext|>"]
+    hv, hm = hf_train(docs, 257 + extra, specials)
+    tok = nbtok.train_bpe(docs, 257 + extra, special_tokens=specials, tie_break="hf", progress=False)
+    assert tok.merges == hm
+    assert tok.vocab == hv
+
+
 HF_CORPORA = [("cs336/corpus.en", 3000), ("tinyshakespeare/input.txt", 3000), ("sentencepiece/botchan.txt", 3000),
               ("sentencepiece/wagahaiwa_nekodearu.txt", 6000), ("udhr", 6000)]
 

@@ -27,6 +27,20 @@ holds ``vocab_size`` entries.
 
 In both modes a pair's count is the sum over unique pre-tokens of (occurrences of the pair in
 the pre-token, merged left to right) x (the pre-token's count); counts are int64 and exact.
+
+Input semantics: a file is one document (it is read in blocks cut at special tokens or at
+newlines where no built-in pattern can join the two sides, so the pre-tokens are exactly those
+of the whole file); each str of an iterable is its own document. Special tokens are found by
+plain byte search (longest first at each position); the text between them is pre-tokenized.
+HF's ``train(files)`` reads files line by line instead, which differs from whole-file
+pre-tokenization at whitespace before a newline; to compare, feed HF the same documents
+(``tests/test_train_bpe.py::hf_train``, ``scripts/bench_train_bpe.py``).
+
+Memory model (``U`` = total bytes of the unique pre-tokens, ``W`` = their number, ``P`` = pairs
+ever seen, ``E`` = pair->word index entries, about ``U`` at the start and growing with merges):
+counting holds one input block (16 MB, or 4 MB per thread) plus the unique-pre-token table
+(about ``U + 150 W`` bytes); merging holds ``4 U`` (symbols) + ``32 W`` + ``8 E`` + about
+``100 P`` bytes. Nothing is proportional to the corpus size.
 """
 import sys
 import threading

@@ -162,7 +162,10 @@ class PretokenCounter:
         out = np.empty((int(task_cap.sum()), 4), np.int64)
         task_n = np.zeros(task_lo.shape[0], np.int64)
         table, cfg = self.pre.table, self.pre.cfg
-        K.count_tasks(buf, seg_s, seg_e, task_lo, task_hi, table, cfg, out, task_base, task_cap, task_n)
+        if task_lo.shape[0] == 1:  # small input: skip the parallel runtime
+            task_n[0] = K.count_task(buf, seg_s, seg_e, task_lo[0], task_hi[0], table, cfg, out, 0, task_cap[0])
+        else:
+            K.count_tasks(buf, seg_s, seg_e, task_lo, task_hi, table, cfg, out, task_base, task_cap, task_n)
         for t in np.flatnonzero(task_n < 0).tolist():
             # more unique pre-tokens than the estimate: redo it with the proven bound (bytes/2 + 256)
             cap = int(task_bytes[t]) // 2 + 256
@@ -177,7 +180,11 @@ class PretokenCounter:
         same tables as the scanner path."""
         starts, ends = [], []
         for s, e in zip(seg_s.tolist(), seg_e.tolist()):
-            a, b = self.pre.spans(buf, s, e)
+            try:
+                a, b = self.pre.spans(buf, s, e)
+            except UnicodeDecodeError as exc:
+                raise ValueError(f"the input is not valid UTF-8 ({exc.reason} near byte {s + exc.start} "
+                                 "of a block); the regex fallback needs valid UTF-8") from None
             starts.append(a)
             ends.append(b)
         ps = np.concatenate(starts).astype(np.int64)

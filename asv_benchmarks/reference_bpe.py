@@ -279,8 +279,26 @@ class MergeTable:
         self.values = self.table.values
 
     @classmethod
+    def from_nbtok(cls, model):
+        """From nbtok's SentencePiece model object (``model.vocab``: pieces, scores, kinds)."""
+        v = model.vocab
+        pieces = [b.decode("utf-8", errors="replace") for b in v.pieces()]
+        normal = (v.kinds == 1) | (v.kinds == 4)  # NORMAL, USER_DEFINED
+        unk = int(np.flatnonzero(v.kinds == 2)[0])
+        return cls(pieces, v.scores.tolist(), normal.tolist(), unk)
+
+    @classmethod
+    def load(cls, model_file):
+        """Read a .model with sentencepiece, or with nbtok when sentencepiece is missing."""
+        try:
+            return cls.from_sentencepiece(model_file)
+        except NotImplementedError:
+            import nbtok
+            return cls.from_nbtok(nbtok.Tokenizer.from_sentencepiece(str(model_file)).model)
+
+    @classmethod
     def from_sentencepiece(cls, model_file):
-        import sentencepiece as spm
+        spm = common.peer_or_skip("sentencepiece")
         sp = spm.SentencePieceProcessor(model_file=str(model_file))
         n = sp.get_piece_size()
         pieces = [sp.id_to_piece(i) for i in range(n)]

@@ -118,7 +118,7 @@ class NestedLoopUnigram:
 
     @classmethod
     def from_sentencepiece(cls, model_file):
-        import sentencepiece as spm
+        spm = common.peer_or_skip("sentencepiece")
         sp = spm.SentencePieceProcessor(model_file=str(model_file))
         n = sp.get_piece_size()
         kinds = []

@@ -210,3 +210,18 @@ def test_seed_bpe_variants_equal_nbtok_sentencepiece_bpe(shakespeare_bpe):
         expected = tok.encode(raw).tolist()
         for name, fn in R.ALGORITHMS.items():
             assert R.merge_unknowns(fn(cps, ids, table), table.unk_id).tolist() == expected, (name, n_lines)
+
+
+def test_merge_table_from_nbtok_equals_from_sentencepiece(shakespeare_bpe):
+    """The seed table's merge table read through nbtok's model object is the same table."""
+    import nbtok
+    path, table = shakespeare_bpe
+    try:
+        model = nbtok.Tokenizer.from_sentencepiece(str(path)).model
+    except (ImportError, NotImplementedError) as exc:
+        pytest.skip(f"nbtok's SentencePiece model is not available yet ({exc})")
+    other = R.MergeTable.from_nbtok(model)
+    assert other.pieces == table.pieces and other.char_id == table.char_id
+    used = table.keys != -1
+    assert sorted(zip(table.keys[used].tolist(), table.values[used].tolist())) == \
+        sorted(zip(other.keys[other.keys != -1].tolist(), other.values[other.keys != -1].tolist()))

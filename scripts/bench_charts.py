@@ -349,8 +349,12 @@ def coldstart(results, plt, docs):
 
 def throughput(results, plt, docs):
     """Anything the throughput suites record as MB/s (track_*mbps*) and as ratios (track_*ratio*)."""
-    mb = {n: v for n, v in results.items() if "mbps" in n.lower() and ".track_" in n}
-    ratios = {n: v for n, v in results.items() if "ratio" in n.lower() and ".track_" in n}
+    def own_section(n):
+        return any(k in n for k in ("TrainBench", "TrainCS336", "SeedBPE", "SeedUnigram", "WorstCase", "ColdStart"))
+    mb = {n: v for n, v in results.items()
+          if ".track_" in n and ("mbps" in n.lower() or "mb_s" in n.lower()) and not own_section(n)}
+    ratios = {n: v for n, v in results.items()
+              if ".track_" in n and ("ratio" in n.lower() or "_vs_" in n.lower()) and not own_section(n)}
     parts = []
     if mb:
         rows = []

@@ -61,10 +61,12 @@ def child_env(extra=None):
     env = dict(os.environ)
     try:
         import nbtok
-        root = os.path.dirname(os.path.dirname(os.path.abspath(nbtok.__file__)))
-        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        where = getattr(nbtok, "__file__", None)
     except ImportError:
-        pass
+        where = None
+    if where:  # (a namespace package on very old commits has no __file__)
+        root = os.path.dirname(os.path.dirname(os.path.abspath(where)))
+        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env.update(extra or {})
     return env
 

@@ -18,6 +18,7 @@ from numba import prange
 
 from .._jit import batch_kernel, kernel
 from .bpe import bpe_merge, new_scratch as bpe_new_scratch
+from .hashmap import mix64
 from .normalize import normalize, one_char_len, utf8_char_len
 from .trie import exact_match, longest_prefix
 from .unigram import char_symbol, place_ids
@@ -198,55 +199,66 @@ def word_split_ok(piece_bytes, piece_offsets, kinds, suffix):
 
 @kernel
 def new_cache(slots, store):
-    """Word cache: open addressing over ``slots`` (power of two) entries, ``store`` symbols."""
-    return (np.full(slots, -1, np.int64), np.zeros(slots, np.int64), np.zeros(slots, np.int64),
-            np.zeros(slots, np.int64), np.zeros(slots, np.int64),
-            np.empty(store, np.int64), np.empty(store, np.int64), np.zeros(3, np.int64))
+    """Word cache: (slots int64[2 * slots], store int32[store], used int64[2]).
+
+    A slot is (hash, store_offset << 16 | in_len << 8 | out_len) in one 16-byte record; the
+    store holds a word's input symbols followed by its merged symbols, so a hit touches one
+    slot and one stretch of the store. ``slots`` is a power of two; when the table is half full
+    or the store is full, the cache is cleared.
+    """
+    table = np.empty(2 * slots, np.int64)
+    for i in range(slots):
+        table[2 * i] = -1
+    return table, np.empty(store, np.int32), np.zeros(2, np.int64)
 
 
 @kernel
 def _hash_syms(syms, a, b):
     h = np.uint64(0x9E3779B97F4A7C15) ^ np.uint64(b - a)
     for t in range(a, b):
-        h = (h ^ np.uint64(syms[t])) * np.uint64(0x100000001B3)
-        h ^= h >> np.uint64(29)
-    return np.int64(h >> np.uint64(1))
+        h = (h ^ np.uint64(syms[t])) * np.uint64(0xBF58476D1CE4E5B9)
+        h ^= h >> np.uint64(31)
+    return mix64(np.int64(h >> np.uint64(1)))
 
 
 @kernel
-def _cache_find(C, syms, a, b, h):
+def _cache_find(table, store, syms, a, b, h):
     """Slot index holding the word ``syms[a:b]``, or -(insert position + 1)."""
-    keys, in_off, in_len, out_off, out_len, store_in, store_out, used = C
-    mask = keys.shape[0] - 1
+    mask = (table.shape[0] >> 1) - 1
     i = h & mask
     n = b - a
     while True:
-        k = keys[i]
+        k = table[2 * i]
         if k == -1:
             return -(i + 1)
-        if k == h and in_len[i] == n:
-            o = in_off[i]
-            same = True
-            for t in range(n):
-                if store_in[o + t] != syms[a + t]:
-                    same = False
-                    break
-            if same:
-                return i
+        if k == h:
+            meta = table[2 * i + 1]
+            if ((meta >> 8) & 0xFF) == n:
+                o = meta >> 16
+                same = True
+                for t in range(n):
+                    if store[o + t] != syms[a + t]:
+                        same = False
+                        break
+                if same:
+                    return i
         i = (i + 1) & mask
 
 
 @kernel
-def _cache_reset(C):
-    C[0][:] = -1
-    C[7][:] = 0
+def _cache_reset(table, used):
+    for i in range(table.shape[0] >> 1):
+        table[2 * i] = -1
+    used[0] = 0
+    used[1] = 0
 
 
 @kernel
 def merge_words(syms, m, M, scratch, C, space_sym, suffix, out):
     """BPE word by word (split where U+2581 follows a non-U+2581 symbol, or precedes one in
     suffix mode), each word's result cached in ``C``. Writes into ``out``; returns the count."""
-    keys, in_off, in_len, out_off, out_len, store_in, store_out, used = C
+    table, store, used = C
+    slots = table.shape[0] >> 1
     o = 0
     a = 0
     while a < m:
@@ -268,12 +280,14 @@ def merge_words(syms, m, M, scratch, C, space_sym, suffix, out):
         h = np.int64(0)
         if cacheable:
             h = _hash_syms(syms, a, b)
-            slot = _cache_find(C, syms, a, b, h)
+            slot = _cache_find(table, store, syms, a, b, h)
             if slot >= 0:
-                src = out_off[slot]
-                for t in range(out_len[slot]):
-                    out[o + t] = store_out[src + t]
-                o += out_len[slot]
+                meta = table[2 * slot + 1]
+                src = (meta >> 16) + n
+                k = meta & 0xFF
+                for t in range(k):
+                    out[o + t] = store[src + t]
+                o += k
                 a = b
                 continue
         # merge this word
@@ -284,22 +298,19 @@ def merge_words(syms, m, M, scratch, C, space_sym, suffix, out):
         for t in range(k):
             out[o + t] = res[t]
         if cacheable:
-            if used[0] * 2 >= keys.shape[0] or used[1] + n > store_in.shape[0] or used[2] + k > store_out.shape[0]:
-                _cache_reset(C)
-                slot = _cache_find(C, syms, a, b, h)
+            if used[0] * 2 >= slots or used[1] + n + k > store.shape[0]:
+                _cache_reset(table, used)
+                slot = _cache_find(table, store, syms, a, b, h)
             i = -slot - 1
-            keys[i] = h
-            in_off[i] = used[1]
-            in_len[i] = n
-            out_off[i] = used[2]
-            out_len[i] = k
+            off = used[1]
+            table[2 * i] = h
+            table[2 * i + 1] = (off << 16) | (n << 8) | k
             for t in range(n):
-                store_in[used[1] + t] = syms[a + t]
+                store[off + t] = syms[a + t]
             for t in range(k):
-                store_out[used[2] + t] = res[t]
+                store[off + n + t] = res[t]
             used[0] += 1
-            used[1] += n
-            used[2] += k
+            used[1] += n + k
         o += k
         a = b
     return o
@@ -344,7 +355,7 @@ def encode_symbols(text, start, end, N, M, scratch, dropout, C, W):
 @kernel
 def _cache_for(nbytes):
     slots = 64
-    while slots < nbytes // 2 and slots < 65536:
+    while slots < nbytes // 2 and slots < (1 << 18):
         slots *= 2
     return new_cache(slots, 8 * slots)
 
@@ -379,7 +390,7 @@ def encode_batch(buf, offsets, out_offsets, N, M, F, n_chunks, out, counts, W):
         d0 = n_docs * c // n_chunks
         d1 = n_docs * (c + 1) // n_chunks
         scratch = new_scratch(1024)
-        C = new_cache(65536 if W[0] else 64, 1 << 19 if W[0] else 64)
+        C = new_cache(1 << 18 if W[0] else 64, 1 << 22 if W[0] else 64)
         tmp = np.empty(64, np.int32)
         for d in range(d0, d1):
             scratch, syms, m = encode_symbols(buf, offsets[d], offsets[d + 1], N, M, scratch, 0.0, C, W)

@@ -40,10 +40,10 @@ CACHE_IDS = 6
 
 
 @kernel
-def new_cache():
-    """Pre-token cache, one 64-byte row per slot: the key's 32 bytes in w0..w3,
-    ``length | count << 8`` in w4, up to 6 ids two per word in w5..w7."""
-    return np.zeros((CACHE_SLOTS, 8), np.int64)
+def new_cache(slots=CACHE_SLOTS):
+    """Pre-token cache, one 64-byte row per slot (``slots`` a power of two): the key's
+    32 bytes in w0..w3, ``length | count << 8`` in w4, up to 6 ids two per word in w5..w7."""
+    return np.zeros((slots, 8), np.int64)
 
 
 @kernel
@@ -56,11 +56,11 @@ def pack_word(buf, start, end):
 
 
 @kernel
-def cache_slot(k0, k1, k2, k3, n):
+def cache_slot(k0, k1, k2, k3, n, mask):
     h = (np.uint64(k0) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(k1) * np.uint64(0xC2B2AE3D27D4EB4F)
          + np.uint64(k2) * np.uint64(0x165667B19E3779F9) + np.uint64(k3) * np.uint64(0x27D4EB2F165667C5)
          + np.uint64(n))
-    return np.int64((h >> np.uint64(40)) & np.uint64(CACHE_SLOTS - 1))
+    return np.int64(h >> np.uint64(32)) & mask
 
 
 @kernel
@@ -73,7 +73,7 @@ def encode_piece(buf, start, end, M, out, pos, ids, scratch, cache):
     k1 = pack_word(buf, start + 8, min(end, start + 16))
     k2 = pack_word(buf, start + 16, min(end, start + 24))
     k3 = pack_word(buf, start + 24, end)
-    row = cache_slot(k0, k1, k2, k3, n)
+    row = cache_slot(k0, k1, k2, k3, n, cache.shape[0] - 1)
     meta = cache[row, 4]
     if (meta & 255) == n and cache[row, 0] == k0 and cache[row, 1] == k1 and cache[row, 2] == k2 and cache[row, 3] == k3:
         count = meta >> 8

@@ -34,34 +34,44 @@ MAX_ID = 1 << 30
 # Unicode tables (built once per process)
 
 @lru_cache(maxsize=1)
+def _all_chars():
+    cps = np.concatenate([np.arange(0xD800), np.arange(0xE000, 0x110000)]).astype("<u4")
+    return cps.tobytes().decode("utf-32-le")
+
+
+def _regex_class(prop):
+    """bool[0x110000]: code points matching the ``regex`` class ``prop`` (Unicode 17.0)."""
+    import regex
+    out = np.zeros(0x110000, bool)
+    for m in regex.finditer("(?:%s)+" % prop, _all_chars()):
+        a, e = m.span()
+        # index -> code point: the surrogate block is absent from the string
+        for lo, hi in ((a, min(e, 0xD800)), (max(a, 0xD800), e)):
+            if lo < hi:
+                shift = 0 if lo < 0xD800 else 0x800
+                out[lo + shift:hi + shift] = True
+    return out
+
+
+@lru_cache(maxsize=1)
 def hf_class_table():
-    """uint8[0x110000] of the ``hf_text.C_*`` bits, from ``unicodedata`` (Python's UCD)."""
-    from ..unicode_classes import WS, load_table
-    base = load_table("regex")
+    """uint8[0x110000] of the ``hf_text.C_*`` bits. Unicode properties come from the ``regex``
+    module (Unicode 17.0, close to the Rust crates HF uses; Python's ``unicodedata`` is older)."""
     table = np.zeros(0x110000, np.uint8)
-    table[(base & WS) != 0] |= K.C_WS
-    cats = np.empty(0x110000, "U2")
-    cat = unicodedata.category
-    chars = [chr(c) for c in range(0x110000)]
-    cats[:] = [cat(ch) for ch in chars]
-    first = np.char.ljust(cats, 1).astype("U1")
-    is_l = first == "L"
-    is_m = first == "M"
-    is_n = first == "N"
-    is_p = first == "P"
-    is_c = first == "C"
-    table[is_l | is_m | (cats == "Nd") | (cats == "Pc") | (cats == "Nl")] |= K.C_WORD
-    table[[0x200C, 0x200D]] |= K.C_WORD
+    table[_regex_class(r"\s")] |= K.C_WS
+    is_p = _regex_class(r"\p{P}")
+    table[_regex_class(r"[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]")] |= K.C_WORD
     table[is_p] |= K.C_PUNCT
     ascii_punct = np.zeros(0x110000, bool)
     for r in ((33, 47), (58, 64), (91, 96), (123, 126)):
         ascii_punct[r[0]:r[1] + 1] = True
     table[is_p | ascii_punct] |= K.C_BERT_PUNCT
-    table[is_n] |= K.C_NUMERIC
-    ctrl = is_c.copy()
+    table[_regex_class(r"\p{N}")] |= K.C_NUMERIC
+    ctrl = _regex_class(r"\p{C}")
+    ctrl[0xD800:0xE000] = True
     ctrl[[9, 10, 13]] = False
     table[ctrl] |= K.C_CONTROL
-    table[cats == "Mn"] |= K.C_MN
+    table[_regex_class(r"\p{Mn}")] |= K.C_MN
     for a, b in ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),
                  (0x2B740, 0x2B81F), (0x2B920, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F)):
         table[a:b + 1] |= K.C_CJK
@@ -84,10 +94,9 @@ def _char_map(pairs):
 
 @lru_cache(maxsize=1)
 def _lowercase_map():
+    """Rust ``char::to_lowercase`` as a char map (Python's ``str.lower`` per char)."""
     pairs = {}
-    for c in range(0x110000):
-        if 0xD800 <= c < 0xE000:
-            continue
+    for c in np.nonzero(_regex_class(r"\p{Changes_When_Lowercased}"))[0].tolist():
         ch = chr(c)
         lo = ch.lower()
         if lo != ch:
@@ -122,14 +131,8 @@ def _nf_unstable(form):
 @lru_cache(maxsize=1)
 def _grapheme_joiners():
     """bool[0x110000]: chars that can join a neighbour into a multi-char grapheme cluster."""
-    import regex
-    out = np.zeros(0x110000, bool)
     classes = ("Extend", "ZWJ", "SpacingMark", "Prepend", "Regional_Indicator", "L", "V", "T", "LV", "LVT")
-    pat = regex.compile("[" + "".join(r"\p{Grapheme_Cluster_Break=%s}" % c for c in classes) + r"\r]")
-    allchars = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
-    for m in pat.finditer(allchars):
-        out[ord(m.group())] = True
-    return out
+    return _regex_class("[" + "".join(r"\p{Grapheme_Cluster_Break=%s}" % c for c in classes) + r"\r]")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1001,6 +1004,7 @@ class HuggingFaceModel:
     """A ``tokenizer.json`` tokenizer; see the module docstring."""
 
     model_type = "huggingface"
+    accepts_add_special_tokens = True
 
     def __init__(self, config):
         if not isinstance(config, dict):
@@ -1032,6 +1036,8 @@ class HuggingFaceModel:
             if i >= len(self.tokens):
                 raise ValueError(f"post-processor special token id {i} is outside the vocabulary")
         self._build_token_tables()
+        self._dec_tokens = list(self.tokens)
+        self._dec_tokens_skip = [None if i in self.special_ids else t for i, t in enumerate(self.tokens)]
         pad = config.get("padding")
         self.pad_id = self.pad_token = None
         if isinstance(pad, dict):
@@ -1187,15 +1193,35 @@ class HuggingFaceModel:
     def _build_added(self, added):
         if not isinstance(added, list):
             raise ValueError("'added_tokens' must be a list")
-        self.added = []
+        # HF ignores the ids written in the file: ``AddedVocabulary::add_tokens`` gives each token the
+        # id it already has (added before, or in the model's vocabulary), else the next free id.
+        model_size = len(self.token_to_id) if self.kind != "Unigram" else len(self.model_tokens)
+        by_content, by_id = {}, {}
+        next_id = model_size
         for e in added:
-            if not isinstance(e, dict) or not isinstance(e.get("content"), str) or not e["content"]:
-                raise ValueError(f"added token must be an object with a non-empty 'content', got {e!r}")
-            i = _int_id(e.get("id"), "added token")
-            self.added.append({"id": i, "content": e["content"], "single_word": bool(e.get("single_word", False)),
-                               "lstrip": bool(e.get("lstrip", False)), "rstrip": bool(e.get("rstrip", False)),
-                               "normalized": bool(e.get("normalized", not e.get("special", False))),
-                               "special": bool(e.get("special", False))})
+            if not isinstance(e, dict) or not isinstance(e.get("content"), str):
+                raise ValueError(f"added token must be an object with a string 'content', got {e!r}")
+            if "id" in e:
+                _int_id(e.get("id"), "added token")
+            if not e["content"]:
+                continue
+            tok = {"content": e["content"], "single_word": bool(e.get("single_word", False)),
+                   "lstrip": bool(e.get("lstrip", False)), "rstrip": bool(e.get("rstrip", False)),
+                   "normalized": bool(e.get("normalized", not e.get("special", False))),
+                   "special": bool(e.get("special", False))}
+            i = by_content.get(tok["content"])
+            if i is not None and by_id.get(i) == tok:
+                continue
+            if i is None:
+                i = self.token_to_id.get(tok["content"])
+            if i is None:
+                i = next_id
+                next_id += 1
+            if i >= MAX_ID:
+                raise ValueError("added token id is too large")
+            by_content[tok["content"]] = i
+            by_id[i] = tok
+        self.added = [dict(t, id=i) for i, t in by_id.items()]
         n = max([len(self.model_tokens)] + [a["id"] + 1 for a in self.added])
         tokens = list(self.model_tokens) + [None] * (n - len(self.model_tokens))
         for a in self.added:
@@ -1410,6 +1436,11 @@ class HuggingFaceModel:
         """``(ids int32[], starts int64[], ends int64[], doc_offsets int64[n + 1])`` for a batch."""
         return self._run(texts, add_special_tokens, **self._opts(opts))
 
+    def encode_batch_offsets(self, texts, add_special_tokens=True, **opts):
+        """Tokenizer protocol: ``(ids, doc_offsets, starts, ends)``."""
+        ids, st, en, off = self._run(texts, add_special_tokens, **self._opts(opts))
+        return ids, off, st, en
+
     def encode_with_offsets(self, text, add_special_tokens=True, **opts):
         if not isinstance(text, str):
             raise TypeError(f"expected str, got {type(text).__name__}")
@@ -1448,6 +1479,11 @@ class HuggingFaceModel:
 
     # ------------------------------------------------------------------ decoding
     def _check_ids(self, ids):
+        if isinstance(ids, list) and all(type(i) is int for i in ids):
+            if ids and (min(ids) < 0 or max(ids) >= len(self.tokens)):
+                bad = min(ids) if min(ids) < 0 else max(ids)
+                raise ValueError(f"token id {bad} is out of range [0, {len(self.tokens)})")
+            return ids
         ids = np.asarray(ids)
         if ids.size == 0:
             return []
@@ -1460,14 +1496,14 @@ class HuggingFaceModel:
         return lst
 
     def decode(self, ids, skip_special_tokens=True):
-        tokens = []
-        for i in self._check_ids(ids):
-            t = self.tokens[i]
-            if t is None:
-                continue
-            if skip_special_tokens and i in self.special_ids:
-                continue
-            tokens.append(t)
+        return self._decode_list(self._check_ids(ids), skip_special_tokens)
+
+    def decode_batch(self, batch, skip_special_tokens=True):
+        return [self._decode_list(self._check_ids(ids), skip_special_tokens) for ids in batch]
+
+    def _decode_list(self, ids, skip_special_tokens):
+        table = self._dec_tokens_skip if skip_special_tokens else self._dec_tokens
+        tokens = [t for t in map(table.__getitem__, ids) if t is not None]
         if self.decoder is None:
             return " ".join(tokens)
         return "".join(self.decoder(tokens))

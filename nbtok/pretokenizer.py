@@ -42,6 +42,9 @@ O200K = "|".join([
 ])
 QWEN2 = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
          r"""|\s*[\r\n]+|\s+(?!\S)|\s+""")
+# Qwen3.5 (tokenizer.json): Qwen2's with combining marks taken into words
+QWEN35 = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*"""
+          r"""|\s*[\r\n]+|\s+(?!\S)|\s+""")
 NANOCHAT = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,2}| ?[^\s\p{L}\p{N}]++[\r\n]*"""
             r"""|\s*[\r\n]|\s+(?!\S)|\s+""")
 # DeepSeek-V3 / R1 / V4 tokenizer.json: a Sequence of three Split(behavior="Isolated") passes
@@ -59,6 +62,7 @@ PATTERNS = {
     "llama3": LLAMA3,
     "o200k": O200K, "o200k_base": O200K, "o200k_harmony": O200K,
     "qwen2": QWEN2,
+    "qwen35": QWEN35, "qwen3.5": QWEN35,
     "nanochat": NANOCHAT,
     "deepseek_v3": DEEPSEEK_V3, "deepseek": DEEPSEEK_V3,
 }
@@ -66,18 +70,23 @@ PATTERNS = {
 # ---------------------------------------------------------------------------------------------
 # recognising a pattern string: normalise, split into top-level alternatives, match slot by slot
 
-_CONTR_CS = {"'(?:[sdmt]|ll|ve|re)", "'s|'t|'re|'ve|'m|'ll|'d"}
+_CONTR_CS = {"'(?:[sdmt]|ll|ve|re)", "'s|'t|'re|'ve|'m|'ll|'d", "(?:'s|'t|'re|'ve|'m|'ll|'d)"}
+_CONTR_ACI = {"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])",
+              "'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD]"}
 _CONTR_CI = {"'(?i:[sdmt]|ll|ve|re)", "(?i:'s|'t|'re|'ve|'m|'ll|'d)", "'(?i:s|t|re|ve|m|ll|d)"}
 _CONTR_SUFFIX = ["(?i:'s|'t|'re|'ve|'m|'ll|'d)?", "(?i:'[sdmt]|'ll|'ve|'re)?"]
 _PREFIX = r"[^\r\n\p{L}\p{N}]?"
 _O200K_1 = r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"
 _O200K_2 = r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*"
 _PUNCT = r"[^\s\p{L}\p{N}]+"
+_PUNCT_MARKS = r"[^\s\p{L}\p{M}\p{N}]+"
 _TAILS = {"": 0, r"[\r\n]*": 1, r"[\r\n/]*": 2}
 
 
 def _normalise(pattern):
-    p = pattern.replace(r"[\p{L}]", r"\p{L}").replace(r"[\p{N}]", r"\p{N}")
+    # tokenizer.json files sometimes hold real CR/LF characters where the regex means \r / \n
+    p = pattern.replace("\r", r"\r").replace("\n", r"\n")
+    p = p.replace(r"[\p{L}]", r"\p{L}").replace(r"[\p{N}]", r"\p{N}")
     # possessive quantifiers give the same splits in these patterns (nothing follows to backtrack)
     p = _re.sub(r"(\{[0-9]+(?:,[0-9]*)?\})\+", r"\1", p)
     return _re.sub(r"(?<!\\)([+*?])\+", r"\1", p)
@@ -123,6 +132,8 @@ def _parse(pattern):
     alts = _alternatives(_normalise(pattern))
     if alts[:7] == ["'s", "'t", "'re", "'ve", "'m", "'ll", "'d"]:
         alts = ["'s|'t|'re|'ve|'m|'ll|'d"] + alts[7:]
+    if alts[:7] == ["'[sS]", "'[tT]", "'[rR][eE]", "'[vV][eE]", "'[mM]", "'[lL][lL]", "'[dD]"]:
+        alts = ["|".join(alts[:7])] + alts[7:]
     cfg = np.zeros(_k.CFG_SIZE, np.int64)
     k = 0
 
@@ -135,13 +146,18 @@ def _parse(pattern):
     elif at(k) in _CONTR_CI:
         cfg[_k.CONTR] = _k.CONTR_ICASE
         k += 1
+    elif at(k) in _CONTR_ACI:
+        cfg[_k.CONTR] = _k.CONTR_ASCII_ICASE
+        k += 1
     # letters
     a, attached = _strip_suffix(at(k) or "")
-    if a == r" ?\p{L}+":
+    if a in (r" ?\p{L}+", r" ?[\p{L}\p{M}]+"):
         cfg[_k.LETTERS] = _k.LETTERS_SPACE
+        cfg[_k.MARKS] = a.endswith(r"\p{M}]+")
         k += 1
-    elif a == _PREFIX + r"\p{L}+":
+    elif a in (_PREFIX + r"\p{L}+", _PREFIX + r"[\p{L}\p{M}]+"):
         cfg[_k.LETTERS] = _k.LETTERS_PREFIX
+        cfg[_k.MARKS] = a.endswith(r"\p{M}]+")
         k += 1
     elif a == _PREFIX + _O200K_1:
         b, attached2 = _strip_suffix(at(k + 1) or "")
@@ -175,9 +191,10 @@ def _parse(pattern):
     if a.startswith(" ?"):
         cfg[_k.PUNCT_SPACE] = 1
         a = a[2:]
-    if not a.startswith(_PUNCT) or a[len(_PUNCT):] not in _TAILS:
+    punct = _PUNCT_MARKS if cfg[_k.MARKS] else _PUNCT
+    if not a.startswith(punct) or a[len(punct):] not in _TAILS:
         return None
-    cfg[_k.PUNCT_TAIL] = _TAILS[a[len(_PUNCT):]]
+    cfg[_k.PUNCT_TAIL] = _TAILS[a[len(punct):]]
     k += 1
     # whitespace
     if at(k) == r"\s+$":

@@ -25,6 +25,7 @@ Bits of the table (uint8 per code point, 0x110000 entries; surrogates are 0):
     8  UP  \\p{Lu} | \\p{Lt}             (o200k's "upper" class A)
     16 LOW \\p{Ll}                       (o200k's "lower" class B)
     32 OTH \\p{Lm} | \\p{Lo} | \\p{M}     (o200k's class C, in both its upper and lower sets)
+    64 M   \\p{M}                        (Qwen3.5's ``[\\p{L}\\p{M}]+`` words)
 
 Case-insensitive contraction letters ``(?i:[sdmt]|ll|ve|re)`` are probed too: the script asserts
 that the only non-ASCII code point that matches any of them is U+017F (LATIN SMALL LETTER LONG S,
@@ -36,12 +37,13 @@ from pathlib import Path
 import numpy as np
 import regex
 
-L, N, WS, UP, LOW, OTH = 1, 2, 4, 8, 16, 32
+L, N, WS, UP, LOW, OTH, M = 1, 2, 4, 8, 16, 32, 64
 OUT = Path(__file__).resolve().parent.parent / "nbtok" / "data" / "unicode_classes.npz"
 
 CLASSES = {  # bit -> list of regex classes OR-ed together
     L: [r"\p{L}"], N: [r"\p{N}"], WS: [r"\s"],
     UP: [r"\p{Lu}", r"\p{Lt}"], LOW: [r"\p{Ll}"], OTH: [r"\p{Lm}", r"\p{Lo}", r"\p{M}"],
+    M: [r"\p{M}"],
 }
 
 # first code point assigned in each Unicode version (newest first), to name the UCD version
@@ -158,7 +160,7 @@ def main():
     if tk is not None and hf is not None:
         print("tiktoken vs HF tables differ at", int(np.count_nonzero(tk != hf)), "code points")
     counts = {name: int(np.count_nonzero(table & bit)) for name, bit in
-              [("L", L), ("N", N), ("WS", WS), ("UP", UP), ("LOW", LOW), ("OTH", OTH)]}
+              [("L", L), ("N", N), ("WS", WS), ("UP", UP), ("LOW", LOW), ("OTH", OTH), ("M", M)]}
     print(counts)
     if len(diff_cp):
         print("first differing code points:", [hex(c) for c in diff_cp[:20]])

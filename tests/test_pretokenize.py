@@ -12,12 +12,13 @@ import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nbtok.pretokenizer import (CL100K, GPT2_ORIGINAL, LLAMA3, NANOCHAT, O200K, PATTERNS, QWEN2, R50K,
+from nbtok.pretokenizer import (CL100K, GPT2_ORIGINAL, LLAMA3, NANOCHAT, O200K, PATTERNS, QWEN2, QWEN35, R50K,
                                 Pretokenizer, scanner_config)
 from nbtok.unicode_classes import load_table, versions
 
 from conftest import corpus_files
 
+LLAMACPP_CONTR = "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])"  # llama.cpp's spelling: no 'ſ
 TIKTOKEN_GPT2_COMMENT = r"""'s|'t|'re|'ve|'m|'ll|'d| ?[\p{L}]+| ?[\p{N}]+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 
 # (name, pattern string) -- every one must be recognised by the scanner
@@ -30,6 +31,12 @@ SCANNED = {
     "o200k": O200K,
     "qwen2": QWEN2,
     "nanochat": NANOCHAT,
+    "qwen35": QWEN35,
+    "qwen35_llamacpp": QWEN35.replace("(?i:'s|'t|'re|'ve|'m|'ll|'d)", LLAMACPP_CONTR),
+    "qwen2_llamacpp": QWEN2.replace("(?i:'s|'t|'re|'ve|'m|'ll|'d)", LLAMACPP_CONTR),
+    "qwen35_literal_crlf": QWEN35.replace(r"\r", "\r").replace(r"\n", "\n"),  # as some tokenizer.json hold it
+    "gpt2_marks": GPT2_ORIGINAL.replace(r" ?\p{L}+", r" ?[\p{L}\p{M}]+").replace(
+        r"[^\s\p{L}\p{N}]", r"[^\s\p{L}\p{M}\p{N}]"),
     # variants: digit groups, with and without \s++$, attached contractions with cl100k letters
     "cl100k_digits2": CL100K.replace(r"\p{N}{1,3}+", r"\p{N}{1,2}+"),
     "cl100k_digits_unbounded": CL100K.replace(r"\p{N}{1,3}+", r"\p{N}++"),
@@ -43,7 +50,7 @@ SCANNED = {
     "llama3_attached": LLAMA3.replace("(?i:'s|'t|'re|'ve|'m|'ll|'d)|", "").replace(
         r"\p{L}+|", r"\p{L}+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|"),
 }
-MAIN = ["r50k", "gpt2_original", "cl100k", "llama3", "o200k", "qwen2", "nanochat"]
+MAIN = ["r50k", "gpt2_original", "cl100k", "llama3", "o200k", "qwen2", "nanochat", "qwen35"]
 
 TRICKY = [
     "", "a", " ", "\n", "Hello world", "Hello world's  123 \tfoo  \n\n bar   ",
@@ -60,7 +67,8 @@ TRICKY = [
 
 ALPHA = [" ", "  ", "\n", "\r", "\r\n", "\t", "'", "s", "S", "ſ", "t", "ll", "LL", "re", "Ve", "d",
          "M", "a", "B", "1", "٣", "23", ".", "/", "!", "-", "\u0301", "\u00a0", "\u3000", "é", "É",
-         "ǅ", "ʰ", "中", "😀", "\u2028", "\x0b", "\x85", "x", "Hello", "WORLD", "ﬁ", "K", "İ"]
+         "ǅ", "ʰ", "中", "😀", "\u2028", "\x0b", "\x85", "x", "Hello", "WORLD", "ﬁ", "K", "İ", "्", "\u0903",
+         "a\u0301", ".\u0301"]
 
 
 def _compiled():
@@ -121,6 +129,9 @@ def test_documented_cases():
     assert o2("HelloWorld") == ["Hello", "World"] and o2("HELLOworld") == ["HELLOworld"]
     assert o2("don't") == ["don't"] and cl("don't") == ["don", "'t"]
     assert cl("x\n  ") == ["x", "\n  "] and o2("x\n  ") == ["x", "\n", "  "]  # \s++$ only in cl100k
+    q35, q35cpp = Pretokenizer("qwen35").split, Pretokenizer(SCANNED["qwen35_llamacpp"]).split
+    assert q35("'ſ .\u0301x") == ["'ſ", " .", "\u0301x"] and q35cpp("'ſ") == ["'ſ"]
+    assert q35cpp("a'ſ") == ["a", "'ſ"] and q35("a'ſ") == ["a", "'ſ"] and q35cpp("'ſa") == ["'ſa"]
 
 
 @given(st.text(st.characters(blacklist_categories=("Cs",)), max_size=40))
@@ -300,7 +311,7 @@ def test_deepseek_sequence_tricky():
         assert np.all(ends > 0) and (len(ends) == 0 or ends[-1] == len(text.encode("utf-8")))
 
 
-@pytest.mark.parametrize("name", ["deepseek_v3", "llama3", "qwen2", "o200k"])
+@pytest.mark.parametrize("name", ["deepseek_v3", "llama3", "qwen2", "qwen35", "o200k"])
 def test_hf_split_parity(shared_data, name):
     """HF tokenizers (Oniguruma, Unicode 16.0) gives the same pieces with the "hf" table.
 

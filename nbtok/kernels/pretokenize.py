@@ -2,7 +2,7 @@
 
 The scanner walks UTF-8 bytes and reproduces, byte for byte, the leftmost-first match sequence of
 ``regex.findall(pattern, text)`` (and tiktoken's split) for the patterns in
-``nbtok.pretokenizer.KNOWN_PATTERNS``. At each position the alternatives are tried in the
+``nbtok.pretokenizer.PATTERNS``. At each position the alternatives are tried in the
 pattern's order -- contraction, letters, digits, punctuation, whitespace -- and the first that
 matches wins, with each alternative's greedy/backtracking outcome computed directly:
 
@@ -18,9 +18,9 @@ config. "End of text" (``$``, ``(?!\\S)`` at the end) is ``end``: the scanner se
 
 Input is ``buf[start:end]``, valid UTF-8 (the caller encodes from ``str``). ``table`` is
 ``nbtok.unicode_classes.load_table()``: per code point bits L=1, N=2, WS=4, UP=8 (Lu|Lt),
-LOW=16 (Ll), OTH=32 (Lm|Lo|M).
+LOW=16 (Ll), OTH=32 (Lm|Lo|M), M=64 (\\p{M}).
 
-cfg (int64[8]) -- build it with ``nbtok.pretokenizer.scanner_config(name_or_pattern)``:
+cfg (int64[9]) -- build it with ``nbtok.pretokenizer.scanner_config(name_or_pattern)``:
 
 ====  ===========  =========================================================================
 idx   name         values
@@ -28,7 +28,9 @@ idx   name         values
 0     CONTR        0 none; 1 ``'(?:[sdmt]|ll|ve|re)`` first alternative, case-sensitive (GPT-2);
                    2 same, case-insensitive (cl100k; ``'ſ`` U+017F matches like ``'s``);
                    3 o200k: case-insensitive ``(?:'s|'t|'re|'ve|'m|'ll|'d)?`` attached to the
-                   end of each letter run, no standalone alternative
+                   end of each letter run, no standalone alternative;
+                   4 first alternative, ASCII-only case-insensitive (llama.cpp's
+                   ``(?:'[sS]|'[tT]|'[rR][eE]|...)`` spelling: ``'ſ`` does not match)
 1     LETTERS      0 `` ?\\p{L}+`` (GPT-2); 1 ``[^\\r\\n\\p{L}\\p{N}]?\\p{L}+`` (cl100k);
                    2 o200k's two case-aware alternatives, each with that optional prefix
 2     DIGITS       max digits per group: 0 unbounded (``\\p{N}+``), else k (``\\p{N}{1,k}``)
@@ -37,6 +39,8 @@ idx   name         values
 5     NEWLINE      1: ``\\s*[\\r\\n]+`` alternative before ``\\s+(?!\\S)`` (cl100k, o200k); 0: none
 6     WS_END       1: ``\\s++$`` before the newline rule (tiktoken's cl100k and gpt2); 0: none
 7     PUNCT_SPACE  1: punctuation takes an optional leading space `` ?[^\\s\\p{L}\\p{N}]+`` (all)
+8     MARKS        1: marks join letters: ``[\\p{L}\\p{M}]+`` words and ``[^\\s\\p{L}\\p{M}\\p{N}]``
+                   punctuation (Qwen3.5); only with LETTERS 0 or 1
 ====  ===========  =========================================================================
 
 Kernels:
@@ -54,12 +58,12 @@ from numba import prange
 
 from .._jit import batch_kernel, kernel
 
-L, N, WS, UP, LOW, OTH = 1, 2, 4, 8, 16, 32
-CONTR, LETTERS, DIGITS, DIGIT_SPACE, PUNCT_TAIL, NEWLINE, WS_END, PUNCT_SPACE = range(8)
-CFG_SIZE = 8
+L, N, WS, UP, LOW, OTH, M = 1, 2, 4, 8, 16, 32, 64
+CONTR, LETTERS, DIGITS, DIGIT_SPACE, PUNCT_TAIL, NEWLINE, WS_END, PUNCT_SPACE, MARKS = range(9)
+CFG_SIZE = 9
 
 # contraction modes / letter modes
-CONTR_NONE, CONTR_CASE, CONTR_ICASE, CONTR_ATTACHED = 0, 1, 2, 3
+CONTR_NONE, CONTR_CASE, CONTR_ICASE, CONTR_ATTACHED, CONTR_ASCII_ICASE = 0, 1, 2, 3, 4
 LETTERS_SPACE, LETTERS_PREFIX, LETTERS_O200K = 0, 1, 2
 
 
@@ -126,13 +130,14 @@ def digit_run_end(buf, i, end, table, maxd):
 def contraction_len(buf, p, end, icase):
     """Byte length of ``[sdmt]|ll|ve|re`` at ``p`` (after an apostrophe), 0 if none.
 
-    Case-insensitive matching follows the ``regex`` module: ASCII case plus U+017F (long s) for s.
+    ``icase``: 0 exact; 1 case-insensitive as the ``regex`` module (and Rust regex) does it: ASCII
+    case plus U+017F (long s) for s; 2 ASCII case only.
     """
     if p >= end:
         return 0
     b = np.int64(buf[p])
     if icase:
-        if b == 0xC5 and p + 1 < end and buf[p + 1] == 0xBF:  # U+017F folds to 's'
+        if icase == 1 and b == 0xC5 and p + 1 < end and buf[p + 1] == 0xBF:  # U+017F folds to 's'
             return 2
         if 65 <= b <= 90:
             b += 32
@@ -153,7 +158,7 @@ def contraction_len(buf, p, end, icase):
 def attach_contraction(buf, r, end):
     """o200k: extend a word ending at ``r`` by an optional ``(?i:'s|'t|'re|'ve|'m|'ll|'d)``."""
     if r < end and buf[r] == 0x27:
-        m = contraction_len(buf, r + 1, end, True)
+        m = contraction_len(buf, r + 1, end, 1)
         if m > 0:
             return r + 1 + m
     return r
@@ -220,17 +225,18 @@ def whitespace_end(buf, i, end, table, newline, ws_end):
 
 
 @kernel
-def punct_end(buf, p, end, table, tail):
-    """``[^\\s\\p{L}\\p{N}]+`` from ``p`` then the ``[\\r\\n]*`` / ``[\\r\\n/]*`` tail."""
+def punct_end(buf, p, end, table, tail, stop):
+    """``[^\\s\\p{L}\\p{N}]+`` (class bits ``stop`` end it) from ``p``, then the ``[\\r\\n]*`` /
+    ``[\\r\\n/]*`` tail."""
     while p < end:
         b0 = buf[p]
         if b0 < 0x80:
-            if table[b0] & (L | N | WS):
+            if table[b0] & stop:
                 break
             p += 1
             continue
         cp, n = decode_at(buf, p)
-        if table[cp] & (L | N | WS):
+        if table[cp] & stop:
             break
         p += n
     if tail:
@@ -250,11 +256,13 @@ def next_end(buf, i, end, table, cfg):
     c0, cp0, n0 = class_at(buf, i, table)
     i1 = i + n0
     # 1. standalone contractions (GPT-2 / cl100k): first alternative
-    if cp0 == 0x27 and (contr == CONTR_CASE or contr == CONTR_ICASE):
-        m = contraction_len(buf, i1, end, contr == CONTR_ICASE)
+    if cp0 == 0x27 and (contr == CONTR_CASE or contr == CONTR_ICASE or contr == CONTR_ASCII_ICASE):
+        m = contraction_len(buf, i1, end, 1 if contr == CONTR_ICASE else (2 if contr == CONTR_ASCII_ICASE else 0))
         if m > 0:
             return i1 + m
     letters = cfg[LETTERS]
+    lmask = L | M if cfg[MARKS] else L  # what a word is made of
+    pstop = lmask | N | WS  # what ends punctuation
     # 2. letters
     if letters == LETTERS_O200K:
         if c0 & L:
@@ -272,8 +280,8 @@ def next_end(buf, i, end, table, cfg):
             # a mark at the very end of the text
             return i1
     else:
-        if c0 & L:
-            r = run_end(buf, i1, end, table, L)
+        if c0 & lmask:
+            r = run_end(buf, i1, end, table, lmask)
             return attach_contraction(buf, r, end) if contr == CONTR_ATTACHED else r
         if i1 < end:
             if letters == LETTERS_SPACE:
@@ -282,8 +290,8 @@ def next_end(buf, i, end, table, cfg):
                 has_prefix = not (c0 & N) and cp0 != 10 and cp0 != 13
             if has_prefix:
                 c1, cp1, n1 = class_at(buf, i1, table)
-                if c1 & L:
-                    r = run_end(buf, i1 + n1, end, table, L)
+                if c1 & lmask:
+                    r = run_end(buf, i1 + n1, end, table, lmask)
                     return attach_contraction(buf, r, end) if contr == CONTR_ATTACHED else r
     # 3. digits
     maxd = cfg[DIGITS]
@@ -295,12 +303,12 @@ def next_end(buf, i, end, table, cfg):
             return digit_run_end(buf, i1, end, table, maxd)
     # 4. punctuation
     tail = cfg[PUNCT_TAIL]
-    if not (c0 & (L | N | WS)):
-        return punct_end(buf, i1, end, table, tail)
+    if not (c0 & pstop):
+        return punct_end(buf, i1, end, table, tail, pstop)
     if cfg[PUNCT_SPACE] and cp0 == 0x20 and i1 < end:
         c1, cp1, n1 = class_at(buf, i1, table)
-        if not (c1 & (L | N | WS)):
-            return punct_end(buf, i1 + n1, end, table, tail)
+        if not (c1 & pstop):
+            return punct_end(buf, i1 + n1, end, table, tail, pstop)
     # 5. whitespace (every non-space character was taken above)
     return whitespace_end(buf, i, end, table, cfg[NEWLINE], cfg[WS_END])
 
@@ -320,7 +328,8 @@ def pretokenize(buf, start, end, table, cfg, out_ends):
     tail = cfg[PUNCT_TAIL]
     o200k = letters == LETTERS_O200K
     attached = contr == CONTR_ATTACHED
-    standalone = contr == CONTR_CASE or contr == CONTR_ICASE
+    standalone = contr == CONTR_CASE or contr == CONTR_ICASE or contr == CONTR_ASCII_ICASE
+    lmask = L | M if cfg[MARKS] else L
     count = 0
     i = start
     while i < end:
@@ -365,11 +374,11 @@ def pretokenize(buf, start, end, table, cfg, out_ends):
                 # ---- letters starting with a non-ASCII letter at p (p == i + 1, after a space)
                 cp, n = decode_at(buf, p)
                 c = table[cp]
-                if c & L:
+                if c & lmask:
                     if o200k:
                         r = o200k_word(buf, p, end, table, True)
                     else:
-                        r = run_end(buf, p + n, end, table, L)
+                        r = run_end(buf, p + n, end, table, lmask)
                     if attached and r < end and buf[r] == 0x27:
                         r = -1
             elif c0 & N:
@@ -418,11 +427,11 @@ def pretokenize(buf, start, end, table, cfg, out_ends):
             # ---- a non-ASCII letter run (the common piece of non-Latin text)
             cp, n = decode_at(buf, i)
             c = table[cp]
-            if c & L:
+            if c & lmask:
                 if o200k:
                     r = o200k_word(buf, i, end, table, True)
                 else:
-                    r = run_end(buf, i + n, end, table, L)
+                    r = run_end(buf, i + n, end, table, lmask)
                 if attached and r < end and buf[r] == 0x27:
                     r = -1
         if r < 0:

@@ -11,7 +11,7 @@ tiktoken's splits exactly. ``load_table()`` (flavour ``"regex"``) is the default
 Bits (uint8 per code point, 0x110000 entries; surrogates are 0):
 
     L=1 (\\p{L})  N=2 (\\p{N})  WS=4 (\\s, Unicode White_Space)
-    UP=8 (Lu|Lt)  LOW=16 (Ll)  OTH=32 (Lm|Lo|M)
+    UP=8 (Lu|Lt)  LOW=16 (Ll)  OTH=32 (Lm|Lo|M)  M=64 (\\p{M})
 
 Tables are loaded lazily, once per flavour, and cached at module level (~3 ms).
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-L, N, WS, UP, LOW, OTH = 1, 2, 4, 8, 16, 32
+L, N, WS, UP, LOW, OTH, M = 1, 2, 4, 8, 16, 32, 64
 PATH = Path(__file__).resolve().parent / "data" / "unicode_classes.npz"
 
 _cache = {}

@@ -1,9 +1,11 @@
 """Regex pre-tokenizers for byte-level BPE: a Numba scanner for the known patterns, ``regex`` otherwise.
 
-``Pretokenizer(pattern)`` takes a name (see ``PATTERNS``) or a regex string. Regex strings of the
-GPT-2 / cl100k / o200k families -- in any of their published spellings (possessive or not,
+``Pretokenizer(pattern)`` takes a name (see ``PATTERNS``: gpt2 = r50k_base = p50k_base,
+gpt2_original (HF ByteLevel), cl100k(_base), llama3, o200k(_base, _harmony), qwen2, qwen35,
+nanochat, deepseek_v3) or a regex string. Regex strings of the GPT-2 / cl100k / o200k families -- in any of their published spellings (possessive or not,
 ``'s|'t|...`` or ``'(?:[sdmt]|ll|ve|re)``, ``[\\p{L}]`` or ``\\p{L}``) and their variants (digit
-groups of 1, 2, 3 or unbounded, ``\\s++$`` or not, ...) -- are recognised after normalisation and
+groups of 1, 2, 3 or unbounded, ``\\s++$`` or not, Qwen3.5's marks-in-words, llama.cpp's
+``'[sS]`` contractions, ...) -- are recognised after normalisation and
 run by the hand-written scanner in ``nbtok.kernels.pretokenize`` (``.cfg`` is its config). Any
 other regex falls back to the ``regex`` module (``.cfg is None``).
 
@@ -65,6 +67,7 @@ PATTERNS = {
     "qwen35": QWEN35, "qwen3.5": QWEN35,
     "nanochat": NANOCHAT,
     "deepseek_v3": DEEPSEEK_V3, "deepseek": DEEPSEEK_V3,
+    "gpt4": CL100K, "gpt-4": CL100K, "gpt4o": O200K, "gpt-4o": O200K,
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -209,7 +212,14 @@ def _parse(pattern):
 
 
 def resolve_pattern(pattern):
-    """The regex string for a pattern name (or the string itself)."""
+    """The regex string for a pattern name (or the string itself).
+
+    A bare word that is not a known name (``"gpt3"``, ``"cl100"``) is an error rather than a
+    regex that matches that word literally.
+    """
+    if isinstance(pattern, str) and pattern not in PATTERNS and _re.fullmatch(r"[A-Za-z][A-Za-z0-9_.\-]*", pattern):
+        raise ValueError(f"unknown pre-tokenizer pattern name {pattern!r}; known names: "
+                         f"{', '.join(sorted(PATTERNS))} (or pass a regex string)")
     return PATTERNS.get(pattern, pattern)
 
 

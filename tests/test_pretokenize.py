@@ -112,6 +112,9 @@ def test_names():
         assert Pretokenizer(name).pattern == PATTERNS[name]
     assert np.array_equal(scanner_config("gpt2"), scanner_config(R50K))
     assert scanner_config(r"\w+|\s+") is None
+    assert np.array_equal(scanner_config("gpt-4o"), scanner_config("o200k"))
+    with pytest.raises(ValueError, match="unknown pre-tokenizer pattern name"):
+        Pretokenizer("gpt3")
 
 
 @pytest.mark.parametrize("key", list(SCANNED))

@@ -1,82 +1,244 @@
 """Command line: ``nbtok`` / ``python -m nbtok``.
 
-    nbtok encode --encoding gpt2 "Hello world"      ids, space separated
-    nbtok decode --encoding gpt2 15496 995
-    nbtok info   --model path/to/file
+    nbtok encode  [--encoding gpt2 | --model FILE] TEXT...        ids, one line per text
+    nbtok encode  --model FILE --files a.txt b.txt --lines --output out   out.ids.npy + out.offsets.npy
+    nbtok decode  [--encoding gpt2 | --model FILE] ID... | --input ids.npy
+    nbtok train   --vocab-size 32000 --output tok.nbtok [--type bytelevel|bpe|unigram] FILE...
+    nbtok info    --model FILE
+    nbtok convert --model FILE --to native|tiktoken|gpt2|sentencepiece|huggingface --output PATH
+
+Errors are one line on stderr with exit code 1 (``--debug`` shows the traceback).
 """
 import argparse
 import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def load_any(path, pattern=None):
+    """Pick the reader from the file: SentencePiece ``.model``, ``tokenizer.json``, a folder
+    with ``vocab.json`` + ``merges.txt``, ``.tiktoken`` ranks, or nbtok's native format."""
+    import nbtok
+    p = Path(path)
+    if p.is_dir():
+        if (p / "tokenizer.json").is_file():
+            return nbtok.Tokenizer.from_huggingface(p / "tokenizer.json")
+        if (p / "vocab.json").is_file() and (p / "merges.txt").is_file():
+            return nbtok.Tokenizer.from_gpt2(p / "vocab.json", p / "merges.txt", pattern=pattern or "gpt2")
+        raise ValueError(f"{path}: a folder without tokenizer.json or vocab.json + merges.txt")
+    if not p.is_file():
+        raise ValueError(f"{path}: no such file")
+    with open(p, "rb") as f:
+        head = f.read(64)
+    if head.startswith(b"PK"):
+        return nbtok.Tokenizer.load(p)
+    if p.suffix == ".json" or head.lstrip().startswith(b"{"):
+        return nbtok.Tokenizer.from_huggingface(p)
+    if p.suffix == ".model" or (head[:1] == b"\n" and not head.strip().replace(b" ", b"").isalnum()):
+        return nbtok.Tokenizer.from_sentencepiece(p)
+    return nbtok.Tokenizer.from_tiktoken(p, pattern=pattern or "gpt2")
 
 
 def _load(args):
     import nbtok
-    if getattr(args, "model", None):
-        return load_any(args.model, pattern=getattr(args, "pattern", None))
+    if args.model:
+        return load_any(args.model, pattern=args.pattern)
     return nbtok.get_encoding(args.encoding)
 
 
-def load_any(path, pattern=None):
-    """Pick the reader from the file: SentencePiece ``.model``, ``tokenizer.json``,
-    ``.tiktoken`` ranks, or nbtok's native format."""
-    import nbtok
-    from pathlib import Path
-    p = Path(path)
-    if not p.exists():
-        raise ValueError(f"{path}: no such file")
-    head = p.read_bytes()[:64]
-    if p.suffix == ".model":
-        return nbtok.Tokenizer.from_sentencepiece(p)
-    if p.suffix == ".json" or head.lstrip().startswith(b"{"):
-        return nbtok.Tokenizer.from_huggingface(p)
-    if head.startswith(b"PK"):
-        return nbtok.Tokenizer.load(p)
-    return nbtok.Tokenizer.from_tiktoken(p, pattern=pattern or "gpt2")
+class Progress:
+    """A one-line progress report on stderr (only when stderr is a terminal or forced)."""
+
+    def __init__(self, total, label, enabled):
+        self.total, self.label, self.enabled = total, label, enabled
+        self.done, self.start, self.last = 0, time.perf_counter(), 0.0
+
+    def update(self, n):
+        self.done += n
+        now = time.perf_counter()
+        if self.enabled and (now - self.last > 0.2 or self.done >= self.total):
+            self.last = now
+            rate = self.done / max(now - self.start, 1e-9) / 1e6
+            pct = 100.0 * self.done / max(self.total, 1)
+            sys.stderr.write(f"\r{self.label}: {pct:5.1f}%  {self.done / 1e6:.1f}/{self.total / 1e6:.1f} MB  {rate:.1f} MB/s")
+            if self.done >= self.total:
+                sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+def _read_text(path):
+    try:
+        return Path(path).read_bytes().decode("utf-8")
+    except OSError as e:
+        raise ValueError(f"{path}: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
 
 
 def cmd_encode(args):
     tok = _load(args)
-    texts = args.text if args.text else [sys.stdin.read()]
-    for text in texts:
-        print(" ".join(map(str, tok.encode(text, allowed_special="all").tolist())))
+    if args.files:
+        docs = []
+        for f in args.files:
+            text = _read_text(f)
+            docs.extend(text.splitlines() if args.lines else [text])
+    else:
+        docs = args.text if args.text else [sys.stdin.read()]
+    allowed = "all" if args.allow_special else ()
+    total = sum(len(d) for d in docs)
+    progress = Progress(total, "encode", args.progress or (sys.stderr.isatty() and total > 10_000_000))
+    parts, offsets = [], [np.zeros(1, np.int64)]
+    base = 0
+    for i in range(0, len(docs), 10_000):
+        chunk = docs[i:i + 10_000]
+        ids, offs = tok.encode_batch_ragged(chunk, **_special_opts(tok, allowed))
+        parts.append(ids)
+        offsets.append(offs[1:] + base)
+        base += ids.shape[0]
+        progress.update(sum(len(d) for d in chunk))
+    ids = np.concatenate(parts) if parts else np.zeros(0, np.int32)
+    offsets = np.concatenate(offsets)
+    if args.output:
+        out = str(args.output)
+        if out.endswith(".npy") and len(docs) == 1:
+            np.save(out, ids)
+        else:
+            prefix = out[:-4] if out.endswith(".npy") else out
+            np.save(prefix + ".ids.npy", ids)
+            np.save(prefix + ".offsets.npy", offsets)
+        return
+    for d in range(len(docs)):
+        print(" ".join(map(str, ids[offsets[d]:offsets[d + 1]].tolist())))
+
+
+def _special_opts(tok, allowed):
+    """Byte-level models take tiktoken's special-token options; others take none."""
+    if tok.model.model_type == "bytelevel_bpe":
+        return {"allowed_special": allowed, "disallowed_special": ()}
+    return {}
 
 
 def cmd_decode(args):
     tok = _load(args)
-    ids = args.ids if args.ids else sys.stdin.read().split()
-    try:
-        ids = [int(i) for i in ids]
-    except ValueError:
-        raise ValueError("decode takes integer token ids") from None
+    if args.input:
+        try:
+            ids = np.load(args.input, allow_pickle=False)
+        except (OSError, ValueError) as e:
+            raise ValueError(f"{args.input}: not a .npy array of ids ({e})") from None
+    else:
+        words = args.ids if args.ids else sys.stdin.read().split()
+        try:
+            ids = np.array([int(w) for w in words], np.int64)
+        except ValueError:
+            raise ValueError("decode takes integer token ids") from None
     sys.stdout.write(tok.decode(ids) + "\n")
+
+
+def cmd_train(args):
+    import nbtok
+    for f in args.files:
+        if not Path(f).is_file():
+            raise ValueError(f"{f}: no such file")
+    specials = args.special_tokens or []
+    if args.type == "bytelevel":
+        tok = nbtok.train_bpe([str(f) for f in args.files], args.vocab_size, special_tokens=specials,
+                              pattern=args.pattern or "gpt2", progress=not args.quiet)
+    else:
+        tok = nbtok.train_sentencepiece([str(f) for f in args.files], args.vocab_size, model_type=args.type)
+    _save(tok, args.format, args.output)
+    print(f"trained {tok.model.model_type} with {tok.vocab_size} tokens -> {args.output}", file=sys.stderr)
+
+
+def _save(tok, fmt, output):
+    out = Path(output)
+    if fmt == "native":
+        tok.save(out)
+    elif fmt == "tiktoken":
+        _need(tok, "save_tiktoken", fmt)(out)
+    elif fmt == "gpt2":
+        out.mkdir(parents=True, exist_ok=True)
+        _need(tok, "save_gpt2", fmt)(out / "vocab.json", out / "merges.txt")
+    elif fmt == "sentencepiece":
+        _need(tok, "save_sentencepiece", fmt)(out)
+    elif fmt == "huggingface":
+        _need(tok, "save_huggingface", fmt)(out)
+    else:
+        raise ValueError(f"unknown format {fmt!r}")
+
+
+def _need(tok, method, fmt):
+    fn = getattr(tok.model, method, None)
+    if fn is None:
+        raise ValueError(f"a {tok.model.model_type} model cannot be written as {fmt}")
+    return fn
 
 
 def cmd_info(args):
     tok = _load(args)
-    print(f"model type:  {tok.model.model_type}")
-    print(f"vocab size:  {tok.vocab_size}")
-    print(f"special:     {len(tok.special_tokens)} tokens")
+    model = tok.model
+    print(f"model type:   {model.model_type}")
+    print(f"vocab size:   {tok.vocab_size}")
+    print(f"special:      {len(tok.special_tokens)} tokens")
+    for name in ("pattern", "normalizer_name", "normalizer"):
+        value = getattr(model, name, None)
+        if isinstance(value, str):
+            print(f"{name + ':':13s} {value}")
+
+
+def cmd_convert(args):
+    _save(_load(args), args.to, args.output)
 
 
 def build_parser():
     parser = argparse.ArgumentParser(prog="nbtok", description="Subword tokenizers with Numba kernels.")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = parser.add_subparsers(dest="command", required=True)
 
     def model_args(p):
-        p.add_argument("--encoding", default="gpt2", help="bundled encoding (default: gpt2)")
-        p.add_argument("--model", help="a tokenizer file: .model, tokenizer.json, .tiktoken or native")
-        p.add_argument("--pattern", help="pre-tokenizer for a .tiktoken file (gpt2, cl100k, o200k, or a regex)")
+        p.add_argument("--encoding", default="gpt2", help="bundled encoding when no --model (default: gpt2)")
+        p.add_argument("--model", help="tokenizer file: .model, tokenizer.json, .tiktoken, native, or a GPT-2 folder")
+        p.add_argument("--pattern", help="pre-tokenizer for .tiktoken / GPT-2 files: gpt2, cl100k, o200k, ... or a regex")
 
+    formats = ["native", "tiktoken", "gpt2", "sentencepiece", "huggingface"]
     p = sub.add_parser("encode", help="text -> ids")
     model_args(p)
-    p.add_argument("text", nargs="*", help="texts to encode (default: standard input)")
+    p.add_argument("text", nargs="*", help="texts (default: standard input)")
+    p.add_argument("--files", nargs="+", help="encode these files (each one document, or --lines)")
+    p.add_argument("--lines", action="store_true", help="each line of --files is a document")
+    p.add_argument("--output", help="write .npy: FILE.npy for one document, else FILE.ids.npy + FILE.offsets.npy")
+    p.add_argument("--allow-special", action="store_true", help="encode special-token text as special tokens")
+    p.add_argument("--progress", action="store_true", help="progress on stderr")
     p.set_defaults(func=cmd_encode)
+
     p = sub.add_parser("decode", help="ids -> text")
     model_args(p)
     p.add_argument("ids", nargs="*", help="token ids (default: standard input)")
+    p.add_argument("--input", help="a .npy array of ids")
     p.set_defaults(func=cmd_decode)
+
+    p = sub.add_parser("train", help="train a tokenizer on text files")
+    p.add_argument("files", nargs="+")
+    p.add_argument("--type", default="bytelevel", choices=["bytelevel", "bpe", "unigram"],
+                   help="bytelevel: GPT-2 style BPE; bpe / unigram: SentencePiece")
+    p.add_argument("--vocab-size", type=int, required=True)
+    p.add_argument("--special-tokens", nargs="*")
+    p.add_argument("--pattern", help="pre-tokenizer for bytelevel (default gpt2)")
+    p.add_argument("--output", required=True)
+    p.add_argument("--format", default="native", choices=formats)
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.set_defaults(func=cmd_train)
+
     p = sub.add_parser("info", help="describe a tokenizer")
     model_args(p)
     p.set_defaults(func=cmd_info)
+
+    p = sub.add_parser("convert", help="write a tokenizer in another format")
+    model_args(p)
+    p.add_argument("--to", required=True, choices=formats)
+    p.add_argument("--output", required=True)
+    p.set_defaults(func=cmd_convert)
     return parser
 
 
@@ -84,8 +246,14 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
         args.func(args)
-    except (ValueError, TypeError, OSError, NotImplementedError) as e:
-        print(f"nbtok: error: {e}", file=sys.stderr)
+    except KeyboardInterrupt:
+        print("nbtok: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:  # one line for the user; --debug for the traceback
+        if args.debug:
+            raise
+        message = str(e).splitlines()[0] if str(e) else type(e).__name__
+        print(f"nbtok: error: {message}", file=sys.stderr)
         return 1
     return 0
 

@@ -363,7 +363,7 @@ def _cache_for(nbytes):
 @kernel
 def encode_one(text, N, M, F, dropout, W):
     V, unk_id, byte_fallback, byte_ids, bos, eos = F
-    scratch = new_scratch(3 * text.shape[0] + 8)
+    scratch = new_scratch(text.shape[0] + 16)
     C = _cache_for(text.shape[0] if W[0] else 0)
     scratch, syms, m = encode_symbols(text, 0, text.shape[0], N, M, scratch, dropout, C, W)
     out = np.empty(4 * m + 2, np.int32)
@@ -373,7 +373,7 @@ def encode_one(text, N, M, F, dropout, W):
 
 @kernel
 def symbols_one(text, N, M, dropout, W):
-    scratch = new_scratch(3 * text.shape[0] + 8)
+    scratch = new_scratch(text.shape[0] + 16)
     C = _cache_for(text.shape[0] if W[0] else 0)
     scratch, syms, m = encode_symbols(text, 0, text.shape[0], N, M, scratch, dropout, C, W)
     normbuf, n = normalize(text, 0, text.shape[0], N[0], N[1], N[2], N[3], N[4], N[5], N[6], scratch[0])

@@ -262,7 +262,7 @@ def encode_symbols(text, start, end, N, M, scratch):
 def encode_one(text, N, M, F):
     """All ids of one document (``F`` = (V, unk_id, byte_fallback, byte_ids, bos, eos))."""
     V, unk_id, byte_fallback, byte_ids, bos, eos = F
-    scratch = new_scratch(3 * text.shape[0] + 8)
+    scratch = new_scratch(text.shape[0] + 16)
     scratch, m = encode_symbols(text, 0, text.shape[0], N, M, scratch)
     out = np.empty(4 * m + 2, np.int32)
     o = finish_ids(scratch[4], m, V, unk_id, byte_fallback, byte_ids, bos, eos, out, 0)
@@ -272,7 +272,7 @@ def encode_one(text, N, M, F):
 @kernel
 def symbols_one(text, N, M):
     """Raw symbols (see module doc) and the normalized bytes of one document."""
-    scratch = new_scratch(3 * text.shape[0] + 8)
+    scratch = new_scratch(text.shape[0] + 16)
     scratch, m = encode_symbols(text, 0, text.shape[0], N, M, scratch)
     normbuf, n = normalize(text, 0, text.shape[0], N[0], N[1], N[2], N[3], N[4], N[5], N[6], scratch[0])
     return scratch[4][:m].copy(), normbuf[:n].copy()

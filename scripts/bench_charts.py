@@ -10,7 +10,7 @@ has a value for it (so partial runs of different suites combine). Writes:
     docs/seed_bpe.png        seed table 1: time vs input size, log-log, one line per algorithm
     docs/seed_unigram.png    seed table 2: time vs sentence length, log-log
     docs/worstcase.png       no-whitespace inputs: time vs bytes, log-log, per library
-    docs/throughput.png      encode MB/s bars, nbtok against the peers (the throughput suites)
+    docs/throughput_*.png    encode MB/s bars, nbtok against the peers (the throughput suites)
     docs/training.png        BPE training time per trainer and vocabulary size
     docs/coldstart.png       cold start and peak memory bars
 
@@ -347,22 +347,96 @@ def coldstart(results, plt, docs):
     return md
 
 
+def pivot(vals, fmt):
+    """A table of {params: value}: 2 parameters -> first down, second across; else one row each."""
+    if vals and all(len(k) == 2 for k in vals):
+        downs = sorted({k[0] for k in vals}, key=str)
+        across = sorted({k[1] for k in vals}, key=str)
+        rows = [[d] + [fmt(vals[(d, a)]) if (d, a) in vals else "—" for a in across] for d in downs]
+        return table([""] + [str(a) for a in across], rows)
+    rows = [[", ".join(map(str, k)) or "—", fmt(v)] for k, v in sorted(vals.items(), key=lambda kv: str(kv[0]))]
+    return table(["parameters", "value"], rows)
+
+
+def corpus_bytes(module, corpus):
+    """Bytes of the documents a throughput suite encodes (its ``documents(corpus)``), or None."""
+    try:
+        sys.path.insert(0, str(ROOT))
+        import importlib
+        mod = importlib.import_module(f"asv_benchmarks.{module}")
+        return sum(len(d.encode("utf-8")) for d in mod.documents(corpus))
+    except Exception:
+        return None
+
+
+def encode_batch_mbps(results, name, module):
+    """{(corpus, library, threads): MB/s} from a time_encode_batch benchmark."""
+    times = find(results, name)
+    out = {}
+    sizes = {}
+    for key, t in times.items():
+        corpus = key[0]
+        if corpus not in sizes:
+            sizes[corpus] = corpus_bytes(module, corpus)
+        if sizes[corpus]:
+            out[key] = sizes[corpus] / t / 1e6
+    return out
+
+
 def throughput(results, plt, docs):
-    """Anything the throughput suites record as MB/s (track_*mbps*) and as ratios (track_*ratio*)."""
+    """Encode throughput: the byte-level / SentencePiece batch suites as MB/s bars, plus anything
+    recorded as MB/s (track_*mbps*) or as a ratio (track_*ratio*, track_*_vs_*)."""
     def own_section(n):
         return any(k in n for k in ("TrainBench", "TrainCS336", "SeedBPE", "SeedUnigram", "WorstCase", "ColdStart"))
+    def method(n):
+        return n.rsplit(".", 1)[-1].lower()
     mb = {n: v for n, v in results.items()
-          if ".track_" in n and ("mbps" in n.lower() or "mb_s" in n.lower()) and not own_section(n)}
+          if method(n).startswith("track_") and ("mbps" in method(n) or "mb_s" in method(n)) and not own_section(n)}
     ratios = {n: v for n, v in results.items()
-              if ".track_" in n and ("ratio" in n.lower() or "_vs_" in n.lower()) and not own_section(n)}
+              if method(n).startswith("track_") and ("ratio" in method(n) or "_vs_" in method(n))
+              and n not in mb and not own_section(n)}
     parts = []
-    if mb:
+    batch = {}
+    for name, module, label in [("bench_bytelevel.EncodeBatch.time_encode_batch", "bench_bytelevel", "byte-level BPE (GPT-2)"),
+                                ("bench_sentencepiece.EncodeBatch.time_encode_batch", "bench_sentencepiece", "SentencePiece")]:
+        vals = encode_batch_mbps(results, name, module)
+        if vals:
+            batch[label] = vals
+    for label, vals in batch.items():
+        corpora = sorted({k[0] for k in vals})
+        libs = sorted({k[1] for k in vals}, key=lambda x: (x != "nbtok", x))
+        threads = sorted({k[2] for k in vals if len(k) > 2}) or [None]
         rows = []
-        for n in sorted(mb):
-            for params, v in sorted(mb[n].items(), key=lambda kv: str(kv[0])):
-                rows.append([n.split(".", 1)[1], ", ".join(map(str, params)), f"{v:.2f}"])
-        parts.append("**Encode throughput** (MB/s, higher is better)\n\n" + table(["benchmark", "parameters", "MB/s"], rows))
+        for c in corpora:
+            for th in threads:
+                rows.append([c, th] + [f"{vals[(c, lib, th)]:.2f}" if (c, lib, th) in vals else "—" for lib in libs])
+        parts.append(f"**Encode throughput, {label}** (MB/s, one batch call over ~4 MB of lines)\n\n"
+                     + table(["corpus", "threads"] + libs, rows))
         if plt is not None:
+            fig, ax = plt.subplots(figsize=(8, 4))
+            groups = [(c, th) for c in corpora for th in threads]
+            width = 0.8 / max(1, len(libs))
+            palette = iter(["tab:blue", "tab:orange", "tab:purple", "tab:red", "tab:brown", "tab:gray", "tab:olive"])
+            for j, lib in enumerate(libs):
+                xs = [i + j * width for i, g in enumerate(groups) if (g[0], lib, g[1]) in vals]
+                ys = [vals[(g[0], lib, g[1])] for g in groups if (g[0], lib, g[1]) in vals]
+                color = "tab:green" if lib == "nbtok" else next(palette)
+                if xs:
+                    ax.bar(xs, ys, width, label=lib, color=color)
+            ax.set_xticks([i + 0.4 - width / 2 for i in range(len(groups))],
+                          [f"{c}\n{th} thread{'s' if th != 1 else ''}" for c, th in groups])
+            ax.set_ylabel("MB/s")
+            ax.set_title(f"Encode throughput, {label}")
+            ax.legend(fontsize=8)
+            ax.grid(True, axis="y", alpha=0.3)
+            fig.tight_layout()
+            slug = "bytelevel" if "byte" in label else "sentencepiece"
+            fig.savefig(docs / f"throughput_{slug}.png", dpi=120)
+            plt.close(fig)
+    if mb:
+        for n in sorted(mb):
+            parts.append(f"**Throughput, {n}** (MB/s)\n\n" + pivot(mb[n], lambda v: f"{v:.2f}"))
+        if plt is not None and not batch:
             labels, vals = [], []
             for n in sorted(mb):
                 for params, v in sorted(mb[n].items(), key=lambda kv: str(kv[0])):
@@ -378,13 +452,10 @@ def throughput(results, plt, docs):
             fig.tight_layout()
             fig.savefig(docs / "throughput.png", dpi=120)
             plt.close(fig)
-    if ratios:
-        rows = []
-        for n in sorted(ratios):
-            for params, v in sorted(ratios[n].items(), key=lambda kv: str(kv[0])):
-                rows.append([n.split(".", 1)[1], ", ".join(map(str, params)), fmt_ratio(v)])
-        parts.append("**Ratios to the peers** (track_ benchmarks; > 1 means nbtok is faster)\n\n"
-                     + table(["benchmark", "parameters", "ratio"], rows))
+    for n in sorted(ratios):
+        vals = ratios[n]
+        title = f"**Speed ratio, {n}** (peer time / nbtok time; > 1 means nbtok is faster)\n\n"
+        parts.append(title + pivot(vals, fmt_ratio))
     return "\n\n".join(parts) if parts else "Throughput suites: no results yet."
 
 

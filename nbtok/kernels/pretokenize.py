@@ -52,6 +52,15 @@ Kernels:
 * ``pretokenize_batch(buf, offsets, table, cfg, out_ends, counts)``: document d is
   ``buf[offsets[d]:offsets[d+1]]``; its ends go to ``out_ends[offsets[d]:offsets[d]+counts[d]]``
   (``out_ends`` has ``len(buf)`` entries), parallel over documents.
+
+For parity with tiktoken / HF tokenizers pass their table (``load_table("tiktoken")``, Unicode
+16.0) rather than the default ``regex`` one (Unicode 17.0); see ``nbtok.unicode_classes``.
+
+Speed (one thread, shared 2-core VM, bench corpora): 170-210 MB/s on English, 160-340 MB/s on
+Russian, 200-260 MB/s on Japanese, depending on the pattern.
+
+Numba's on-disk cache does not track calls across modules: kernels elsewhere that call these
+keep a stale inlined copy after this file changes until their own cache files are removed.
 """
 import numpy as np
 from numba import prange

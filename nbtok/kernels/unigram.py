@@ -4,7 +4,9 @@ Per end position e the lattice keeps (best score float32, start, piece). For eac
 start s (in order) the vocabulary trie is walked from s; every piece ending at e proposes
 ``score + best[s]`` in float32 arithmetic (the source reads as a double expression, but the
 shipped sentencepiece 0.2.x binaries round in float32: checked against it on near-ties such as
-runs of dots), accepted only if strictly greater (so on a tie the earliest start wins). USER_DEFINED pieces score ``len * max_score - 0.1``,
+runs of dots), accepted only if strictly greater (so on a tie the earliest start wins). When the running score leaves [-1e5, 1e5] all live
+scores from the current start on are rebased to it (sentencepiece 0.2.1+; this changes
+near-ties on long inputs). USER_DEFINED pieces score ``float(0.1 * (len_bytes - 1))``,
 UNUSED pieces are skipped, and if no one-character piece starts at s an unknown node with
 ``min_score - 10`` (float32 arithmetic) covers that character.
 
@@ -24,6 +26,7 @@ from .._jit import batch_kernel, kernel
 from .normalize import normalize, one_char_len
 
 INVALID_BASE = 0x110000
+SCORE_RESET = 100000.0  # kScoreResetThreshold of sentencepiece 0.2.x EncodeOptimized
 
 
 # ------------------------------------------------------------------ shared symbol helpers
@@ -173,15 +176,24 @@ def viterbi(norm, n, cells, cscore, unk_score, V, best, start_at, node_id, syms)
     ``best`` float32[n+1], ``start_at`` / ``node_id`` int32[n+1], ``syms`` int64[n] scratch.
     """
     # best = -inf marks "no candidate yet", which makes the first (finite) candidate win and
-    # then only a strictly greater one, exactly as sentencepiece's starts_at == -1 test
+    # then only a strictly greater one, exactly as sentencepiece's starts_at == -1 test (scores
+    # are finite: a model with a NaN / inf score is rejected at load, as sentencepiece does)
     neg_inf = np.float32(-np.inf)
     for i in range(n + 1):
         start_at[i] = -1
         best[i] = neg_inf
     best[0] = np.float32(0.0)
+    reset = np.float32(SCORE_RESET)
+    frontier = 0
     s = 0
     while s < n:
         till = best[s]
+        if till < -reset or till > reset:
+            # sentencepiece >= 0.2.1 rebases the scores so float32 keeps its precision
+            for i in range(s, frontier + 1):
+                if i == s or start_at[i] != -1:
+                    best[i] -= till
+            till = np.float32(0.0)
         mblen = one_char_len(norm[s], n - s)
         has_single = False
         node = 0
@@ -199,8 +211,12 @@ def viterbi(norm, n, cells, cscore, unk_score, V, best, start_at, node_id, syms)
             start_at[e] = s if take else start_at[e]
             node_id[e] = v if take else node_id[e]
             has_single = has_single or (e - s == mblen and v >= 0)
+            if e > frontier:
+                frontier = e
         if not has_single:
             e = s + mblen
+            if e > frontier:
+                frontier = e
             cand32 = unk_score + till
             if cand32 > best[e]:
                 best[e] = cand32

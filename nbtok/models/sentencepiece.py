@@ -128,14 +128,16 @@ class SentencePieceModel:
         # ---- model
         scores = proto.scores
         if self.model_type == "unigram":
+            if not np.all(np.isfinite(scores)):
+                raise ValueError("sentencepiece model: a piece score is NaN or Inf")
             normal = scores[kinds == NORMAL]
             fmax = np.float32(np.finfo(np.float32).max)
             fmin = np.float32(np.finfo(np.float32).tiny)
             self.min_score = np.float32(min(fmax, normal.min())) if normal.size else fmax
             self.max_score = np.float32(max(fmin, normal.max())) if normal.size else fmin
             lscore = scores.astype(np.float32)
-            udl = (lens[ud].astype(np.float32) * self.max_score).astype(np.float64) - 0.1
-            lscore[ud] = udl.astype(np.float32)
+            # sentencepiece 0.2.1+: GetUserDefinedScore(length) = float(0.1 * (length - 1))
+            lscore[ud] = (0.1 * (lens[ud].astype(np.float64) - 1)).astype(np.float32)
             self.lscore = lscore
             self.unk_score = np.float32(self.min_score - np.float32(10.0))
             # the lattice trie leaves UNUSED pieces out (sentencepiece skips them)

@@ -1,0 +1,218 @@
+"""Side-by-side encode throughput: nbtok vs sentencepiece (and kitoken / tokie when they load
+the same ``.model``), 1 and 2 threads, on English and multilingual corpora.
+
+    python scripts/bench_sentencepiece.py [--mb 4] [--threads 1,2] [--repeat 3]
+
+Models: a Llama-style BPE (identity normalization, split_digits, byte_fallback, 32k) and a 32k
+Unigram (nmt_nfkc), both trained here with ``sentencepiece`` on the bench corpora and cached in
+``$NBTOK_BENCH_CACHE`` (default ``~/.cache/nbtok-bench``), plus every ``.model`` under
+``models/sentencepiece``. Corpora are read from ``$NBTOK_SHARED_DATA`` (fallback ../shared/data);
+documents are the non-empty lines. Each cell is the best of ``--repeat`` runs; runs of the
+libraries are interleaved so that machine load affects them alike. Also prints the worst case
+(1 MB without spaces, 100 KB -> 1 MB growth) and the load time of a 250k-piece model.
+"""
+import argparse
+import io
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def shared_data():
+    env = os.environ.get("NBTOK_SHARED_DATA")
+    path = Path(env) if env else ROOT.parent / "shared" / "data"
+    if not path.is_dir():
+        sys.exit(f"shared data not found at {path} (set NBTOK_SHARED_DATA)")
+    return path
+
+
+def read_lines(path, mb):
+    data = path.read_bytes()[: int(mb * 1e6)].decode("utf-8", "ignore")
+    return [x for x in data.splitlines() if x.strip()]
+
+
+def corpora(root, mb):
+    bench = root / "corpora" / "bench"
+    english = read_lines(bench / "en_gutenberg.txt", mb)
+    multi = []
+    for name in ("ru_literature.txt", "ja_aozora.txt", "zh_classical_poetry.txt", "multi_bible_nt.txt"):
+        multi += read_lines(bench / name, mb / 4)
+    multi += [x for p in sorted((root / "corpora" / "xquad").glob("*.txt")) for x in read_lines(p, mb / 12)]
+    return {"english": english, "multilingual": multi}
+
+
+def train_models(root, cache):
+    import sentencepiece as spm
+    cache.mkdir(parents=True, exist_ok=True)
+    specs = {
+        "llama_bpe_32k": dict(model_type="bpe", vocab_size=32000, byte_fallback=True, split_digits=True,
+                              normalization_rule_name="identity", remove_extra_whitespaces=False,
+                              allow_whitespace_only_pieces=True, character_coverage=0.9995),
+        "unigram_32k": dict(model_type="unigram", vocab_size=32000, character_coverage=0.9995),
+    }
+    text = corpora(root, 3)
+    lines = text["english"][:60000] + text["multilingual"][:60000]
+    out = {}
+    for name, kw in specs.items():
+        path = cache / f"{name}.model"
+        if not path.exists():
+            t = time.time()
+            buf = io.BytesIO()
+            spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=buf, minloglevel=2,
+                                           num_threads=2, input_sentence_size=120000, **kw)
+            path.write_bytes(buf.getvalue())
+            print(f"trained {name} in {time.time() - t:.0f}s -> {path}")
+        out[name] = path
+    return out
+
+
+def best_of(fn, repeat):
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def peers(path):
+    """Other libraries that load a sentencepiece .model: name -> encode-batch function."""
+    out = {}
+    try:
+        import kitoken
+        k = kitoken.Kitoken.from_sentencepiece_file(str(path))
+        out["kitoken"] = lambda lines, k=k: k.encode_all(lines)
+    except Exception as e:  # noqa: BLE001
+        print(f"  (kitoken cannot load {path.name}: {type(e).__name__}: {str(e)[:80]})")
+    try:
+        import tokie
+        t = tokie.Tokenizer.from_file(str(path))
+        out["tokie"] = lambda lines, t=t: t.encode_batch(lines)
+    except Exception as e:  # noqa: BLE001
+        print(f"  (tokie cannot load {path.name}: {type(e).__name__}: {str(e)[:80]})")
+    return out
+
+
+def bench_model(path, texts, threads, repeat, with_peers):
+    import numba
+    import sentencepiece as spm
+    import nbtok
+    tok = nbtok.Tokenizer.from_sentencepiece(str(path))
+    sp = spm.SentencePieceProcessor(model_file=str(path))
+    others = peers(path) if with_peers else {}
+    rows = []
+    for cname, lines in texts.items():
+        mb = sum(len(x.encode()) for x in lines) / 1e6
+        # correctness guard: the benchmark compares equal outputs
+        sample = lines[:2000]
+        assert [x.tolist() for x in tok.encode_batch(sample)] == sp.encode(sample), f"{path.name}: mismatch"
+        for nt in threads:
+            numba.set_num_threads(min(nt, numba.config.NUMBA_NUM_THREADS))
+            tok.encode_batch_ragged(lines[:100])
+            t_nb = t_sp = 1e9
+            t_peer = {k: 1e9 for k in others}
+            for _ in range(repeat):  # interleaved
+                t_nb = min(t_nb, best_of(lambda: tok.encode_batch_ragged(lines), 1))
+                t_sp = min(t_sp, best_of(lambda: sp.encode(lines, num_threads=nt), 1))
+                if nt == 1:
+                    for k, f in others.items():
+                        t_peer[k] = min(t_peer[k], best_of(lambda f=f: f(lines), 1))
+            row = dict(model=path.name, corpus=cname, threads=nt, mb=mb, nbtok=mb / t_nb, sp=mb / t_sp,
+                       ratio=t_sp / t_nb)
+            for k, v in t_peer.items():
+                if v < 1e9:
+                    row[k] = mb / v
+            rows.append(row)
+            peer_txt = "".join(f"  {k} {row[k]:6.2f}" for k in others if k in row)
+            print(f"{path.name:40s} {cname:12s} threads={nt}  {mb:5.1f} MB  nbtok {row['nbtok']:7.2f} MB/s"
+                  f"  sentencepiece {row['sp']:6.2f} MB/s  ratio {row['ratio']:5.2f}x{peer_txt}", flush=True)
+    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    return rows
+
+
+def worst_case(path, root):
+    import nbtok
+    import sentencepiece as spm
+    tok = nbtok.Tokenizer.from_sentencepiece(str(path))
+    sp = spm.SentencePieceProcessor(model_file=str(path))
+    ja = (root / "corpora" / "bench" / "ja_aozora.txt").read_text(encoding="utf-8")
+    ja = "".join(ja.split())
+    for label, base in (("japanese, no spaces", ja), ("one repeated char", "\u3042" * 400_000)):
+        small = base.encode()[:100_000].decode("utf-8", "ignore")
+        big = base.encode()[:1_000_000].decode("utf-8", "ignore")
+        tok.encode(small)
+        ts = best_of(lambda: tok.encode(small), 3)
+        tb = best_of(lambda: tok.encode(big), 3)
+        tsp = best_of(lambda: sp.encode(big), 1)
+        assert tok.encode(big).tolist() == sp.encode(big)
+        print(f"worst case {path.name:28s} {label:20s} 100KB {ts * 1e3:7.1f} ms  1MB {tb * 1e3:7.1f} ms"
+              f"  growth {tb / ts:5.1f}x (linear = 10)   sentencepiece 1MB {tsp * 1e3:7.1f} ms")
+
+
+def load_250k(root, cache):
+    """Build a 250k-piece Unigram model (test oracle: sentencepiece_model_pb2) and time loading."""
+    import nbtok
+    import sentencepiece as spm
+    from sentencepiece import sentencepiece_model_pb2 as pb
+    path = cache / "unigram_250k.model"
+    if not path.exists():
+        m = pb.ModelProto()
+        m.ParseFromString((root / "models" / "sentencepiece" / "opennmt_wmtende.model").read_bytes())
+        seen = {p.piece for p in m.pieces}
+        words = set()
+        for name in ("en_gutenberg.txt", "ru_literature.txt", "multi_bible_nt.txt", "ja_aozora.txt",
+                     "zh_classical_poetry.txt"):
+            for w in (root / "corpora" / "bench" / name).read_text(encoding="utf-8").split():
+                words.add("\u2581" + w[:12])
+                words.add(w[:6])
+                if len(words) > 400_000:
+                    break
+        rng = np.random.default_rng(0)
+        for w in sorted(words - seen):
+            if len(m.pieces) >= 250_000:
+                break
+            p = m.pieces.add()
+            p.piece = w
+            p.score = float(-8 - 10 * rng.random())
+        m.trainer_spec.vocab_size = len(m.pieces)
+        path.write_bytes(m.SerializeToString())
+    t_sp = best_of(lambda: spm.SentencePieceProcessor(model_file=str(path)), 3)
+    t_nb = best_of(lambda: nbtok.Tokenizer.from_sentencepiece(str(path)), 3)
+    n = spm.SentencePieceProcessor(model_file=str(path)).get_piece_size()
+    print(f"load {n}-piece model: nbtok {t_nb * 1e3:.0f} ms, sentencepiece {t_sp * 1e3:.0f} ms "
+          f"(nbtok / sentencepiece = {t_nb / t_sp:.2f})")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mb", type=float, default=4.0, help="MB of text per corpus (default 4)")
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--all-models", action="store_true", help="also the .model files of the shared data")
+    ap.add_argument("--skip-extras", action="store_true", help="skip worst case and 250k load")
+    args = ap.parse_args()
+    root = shared_data()
+    cache = Path(os.environ.get("NBTOK_BENCH_CACHE", Path.home() / ".cache" / "nbtok-bench"))
+    threads = [int(x) for x in args.threads.split(",")]
+    models = list(train_models(root, cache).values())
+    if args.all_models:
+        models += sorted((root / "models" / "sentencepiece").glob("*.model"))
+    texts = corpora(root, args.mb)
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; best of {args.repeat}, interleaved\n")
+    for path in models:
+        bench_model(path, texts, threads, args.repeat, with_peers=True)
+    if not args.skip_extras:
+        print()
+        for path in models[:2]:
+            worst_case(path, root)
+        load_250k(root, cache)
+
+
+if __name__ == "__main__":
+    main()

@@ -7,6 +7,8 @@ plus the real files under ``../shared/data/models/hf_tokenizers`` when that fold
 Every comparison counts documents and mismatches and asserts zero mismatches.
 """
 import json
+import os
+from itertools import chain
 from pathlib import Path
 
 import numpy as np
@@ -137,11 +139,11 @@ def compare(path, texts, add_special_tokens=True):
     ids, st, en, off = tok.encode_batch_with_offsets(texts, add_special_tokens=add_special_tokens)
     ref_ids = [e.ids for e in encs]
     lens = np.fromiter(map(len, ref_ids), np.int64, len(ref_ids))
-    flat = np.fromiter((i for r in ref_ids for i in r), np.int64, int(lens.sum()))
+    flat = np.array(list(chain.from_iterable(ref_ids)), np.int64)
     bad_ids = bad_off = bad_dec = 0
     same_len = np.array_equal(np.diff(off), lens)
     if same_len and np.array_equal(ids, flat):
-        ref_off = np.fromiter((x for e in encs for o in e.offsets for x in o), np.int64, 2 * int(lens.sum()))
+        ref_off = np.array(list(chain.from_iterable(e.offsets for e in encs)), np.int64).reshape(-1)
         mine = np.empty(2 * ids.size, np.int64)
         mine[0::2] = st
         mine[1::2] = en
@@ -388,15 +390,30 @@ def test_bad_inputs(trained):
 
 
 # ---------------------------------------------------------------- the shared corpora
+def _corpus_stride(path):
+    """Lines compared per file: every line with NBTOK_HF_CORPORA=all; by default every 16th line
+    (every 128th of the 56 MB bench/ corpus) so the eight tokenizers fit the test-time budget --
+    ``tokenizers`` itself needs minutes per tokenizer for the full 70 MB with offsets."""
+    if os.environ.get("NBTOK_HF_CORPORA", "").lower() == "all":
+        return 1
+    return 128 if "bench" in path.parts else 16
+
+
 @pytest.mark.parametrize("name", TRAINED + SHARED)
 def test_every_corpus_line_matches_tokenizers(shared_data, trained, name):
     path = trained[name] if name in trained else _shared_model(name)
     totals = np.zeros(4, np.int64)
+    full = True
+    phase = sum(map(ord, name))  # each tokenizer samples different lines
     for p in corpus_files(shared_data):
         lines = p.read_bytes().decode("utf-8", errors="replace").splitlines()
+        stride = _corpus_stride(p)
+        full &= stride == 1
+        lines = lines[phase % stride::stride]
         for i in range(0, len(lines), 50_000):
             totals += compare(path, lines[i:i + 50_000])
     docs, bad_ids, bad_off, bad_dec = totals.tolist()
-    print(f"{name}: {docs} documents compared; mismatches: ids {bad_ids}, offsets {bad_off}, decode {bad_dec}")
-    assert docs > 100_000
+    print(f"{name}: {docs} documents compared ({'every line' if full else 'sampled lines'}); "
+          f"mismatches: ids {bad_ids}, offsets {bad_off}, decode {bad_dec}")
+    assert docs > (800_000 if full else 10_000)
     assert (bad_ids, bad_off, bad_dec) == (0, 0, 0)

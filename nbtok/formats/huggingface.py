@@ -14,12 +14,14 @@ from pathlib import Path
 
 
 def read_json(path):
+    """The JSON object of ``path``; floats keep their text (HF reads them its own way)."""
+    from ..models.huggingface import JsonFloat
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise ValueError(f"cannot read {path}: {e}") from None
     try:
-        return json.loads(text)
+        return json.loads(text, parse_float=JsonFloat.parse)
     except json.JSONDecodeError as e:
         raise ValueError(f"{path}:{e.lineno}: invalid JSON: {e.msg}") from None
 

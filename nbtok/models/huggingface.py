@@ -203,6 +203,82 @@ def nf_transform(s, form):
 
 
 # ---------------------------------------------------------------------------------------------
+# floats as ``tokenizers`` reads them
+
+_POW10 = [float(f"1e{i}") for i in range(309)]
+_U64 = (1 << 64) - 1
+
+
+class JsonFloat(float):
+    """A float that remembers its JSON text (``json.loads(..., parse_float=JsonFloat.parse)``)."""
+
+    __slots__ = ("text",)
+
+    @classmethod
+    def parse(cls, text):
+        f = cls(text)
+        f.text = text
+        return f
+
+
+def serde_f64(x):
+    """The f64 ``serde_json`` (without ``float_roundtrip``, as ``tokenizers`` builds it) reads for a
+    JSON number: the decimal significand as a u64 (digits past 19-20 dropped), converted to f64,
+    then ONE multiplication / division by a power of ten. That double rounding can differ from a
+    correctly rounded parse in the last bit, which flips Unigram ties; HF's scores are these."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        raise ValueError(f"expected a number, got {x!r}")
+    if isinstance(x, int):
+        return float(x)
+    text = getattr(x, "text", None) or repr(float(x))
+    if text in ("inf", "-inf", "nan"):
+        return float(x)
+    s = text
+    i, n, pos = 0, len(s), True
+    if s[0] == "-":
+        pos, i = False, 1
+    sig = exp = 0
+    while i < n and s[i].isdigit():
+        d = ord(s[i]) - 48
+        if sig * 10 + d > _U64:
+            while i < n and s[i].isdigit():
+                exp += 1
+                i += 1
+            break
+        sig = sig * 10 + d
+        i += 1
+    if i < n and s[i] == ".":
+        i += 1
+        overflow = False
+        while i < n and s[i].isdigit():
+            d = ord(s[i]) - 48
+            if overflow or sig * 10 + d > _U64:
+                overflow = True
+            else:
+                sig = sig * 10 + d
+                exp -= 1
+            i += 1
+    if i < n and s[i] in "eE":
+        i += 1
+        sign = 1
+        if s[i] in "+-":
+            sign = 1 if s[i] == "+" else -1
+            i += 1
+        exp += sign * int(s[i:])
+    f = float(sig)
+    while True:
+        a = abs(exp)
+        if a < len(_POW10):
+            f = f * _POW10[a] if exp >= 0 else f / _POW10[a]
+            break
+        if f == 0.0:
+            break
+        f /= 1e308
+        exp += 308
+    return f if pos else -f
+
+
+# ---------------------------------------------------------------------------------------------
 # batch state
 
 class _Batch:
@@ -756,17 +832,27 @@ def build_pre_tokenizer(cfg):
 # ---------------------------------------------------------------------------------------------
 # decoders
 
+class _ByteCache(dict):
+    """token -> bytes through GPT-2's byte alphabet (raw UTF-8 if a char is outside it), memoised."""
+
+    def __init__(self):
+        super().__init__()
+        self.table = {c: b for b, c in bytes_to_unicode().items()}
+
+    def __missing__(self, t):
+        try:
+            v = bytes(self.table[c] for c in t)
+        except KeyError:
+            v = t.encode("utf-8", errors="surrogatepass")
+        self[t] = v
+        return v
+
+
 def _dec_bytelevel(cfg):
-    table = {c: b for b, c in bytes_to_unicode().items()}
+    cache = _ByteCache()
 
     def run(tokens):
-        out = bytearray()
-        for t in tokens:
-            try:
-                out.extend(table[c] for c in t)
-            except KeyError:
-                out.extend(t.encode("utf-8"))
-        return [out.decode("utf-8", errors="replace")]
+        return [b"".join(map(cache.__getitem__, tokens)).decode("utf-8", errors="replace")]
     return run
 
 
@@ -1061,7 +1147,7 @@ class HuggingFaceModel:
                         and isinstance(e[1], (int, float)) and not isinstance(e[1], bool)):
                     raise ValueError(f"Unigram: vocab entry {i} must be [piece, score], got {e!r}")
                 pieces.append(e[0])
-                scores.append(float(e[1]))
+                scores.append(serde_f64(e[1]))
             if not pieces:
                 raise ValueError("Unigram: empty vocabulary")
             unk = m.get("unk_id")
@@ -1479,10 +1565,14 @@ class HuggingFaceModel:
 
     # ------------------------------------------------------------------ decoding
     def _check_ids(self, ids):
-        if isinstance(ids, list) and all(type(i) is int for i in ids):
-            if ids and (min(ids) < 0 or max(ids) >= len(self.tokens)):
-                bad = min(ids) if min(ids) < 0 else max(ids)
-                raise ValueError(f"token id {bad} is out of range [0, {len(self.tokens)})")
+        if isinstance(ids, list):
+            # a non-integer id makes the token-table lookup raise TypeError
+            if ids:
+                lo, hi = min(ids), max(ids)
+                if isinstance(lo, (float, str)) or isinstance(hi, (float, str)):
+                    raise TypeError("token ids must be integers")
+                if lo < 0 or hi >= len(self.tokens):
+                    raise ValueError(f"token id {lo if lo < 0 else hi} is out of range [0, {len(self.tokens)})")
             return ids
         ids = np.asarray(ids)
         if ids.size == 0:

@@ -5,7 +5,8 @@
     python scripts/bench_train_bpe.py --vocab 32000 --threads 2 --corpus bench
     python scripts/bench_train_bpe.py --cs336               # the CS336 small case only
 
-Every trainer runs in its own subprocess, so its peak RSS (``ru_maxrss``, which includes the
+Time is wall time of the training call; CPU is the process's user+system time over the same
+call (all threads), a useful cross-check on a busy machine. Every trainer runs in its own subprocess, so its peak RSS (``ru_maxrss``, which includes the
 interpreter and the library's import) is its own. Threads: ``NUMBA_NUM_THREADS`` for nbtok,
 ``RAYON_NUM_THREADS`` for HF and rustbpe.
 
@@ -13,8 +14,8 @@ Same input for everyone: the files of ``corpora/<corpus>/`` (``$NBTOK_SHARED_DAT
 ``../shared/data``), special token ``<|endoftext|>``, the GPT-2 pre-tokenizer regex, vocab size
 counting the 256 bytes and the special token. nbtok streams the files itself. HF and rustbpe
 get an iterator of ~1 MB pieces of each file cut at "safe" newlines (non-space on both sides;
-see ``nbtok.kernels.counting``) so that every trainer sees exactly the pre-tokens of the whole
-files. HF: ``ByteLevel(add_prefix_space=False, use_regex=True)`` pre-tokenizer and
+see ``nbtok.kernels.counting``) and split on the special token, so that every trainer sees
+exactly the pre-tokens of the whole files. HF: ``ByteLevel(add_prefix_space=False, use_regex=True)`` pre-tokenizer and
 ``initial_alphabet=ByteLevel.alphabet()``; nbtok runs with ``tie_break="hf"``, so its merges must
 equal HF's (the "= HF" column). rustbpe breaks ties by byte value and cannot be compared merge
 for merge.
@@ -55,7 +56,13 @@ def corpus_files(corpus):
 _CHUNKER = r'''
 def safe_chunks(paths, size=1 << 20):
     """Whole files as ~1 MB str pieces cut after a newline with non-space on both sides
-    (and not before '/'): every GPT-2/cl100k/o200k split is the same as the whole file's."""
+    (and not before '/'): every GPT-2/cl100k/o200k split is the same as the whole file's.
+    Pieces are also split on the special token (HF's trainer would count its characters)."""
+    for chunk in _safe_chunks(paths, size):
+        yield from (part for part in chunk.split(SPECIAL) if part)
+
+
+def _safe_chunks(paths, size):
     for p in paths:
         with open(p, encoding="utf-8", newline="") as f:
             text = f.read()
@@ -79,20 +86,24 @@ t = time.perf_counter()
 nbtok.train_bpe(["warm up the jit cache " * 20], 300, special_tokens=[SPECIAL], tie_break=TIE, progress=False)
 jit = time.perf_counter() - t
 t = time.perf_counter()
+c0 = time.process_time()
 tok = nbtok.train_bpe(FILES, VOCAB, special_tokens=[SPECIAL], tie_break=TIE, progress=False)
 secs = time.perf_counter() - t
+cpu = time.process_time() - c0
 merges = tok.merges
 ''',
     "hf": r'''
 from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 jit = 0.0
 t = time.perf_counter()
+c0 = time.process_time()
 tok = Tokenizer(models.BPE())
 tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
 tr = trainers.BpeTrainer(vocab_size=VOCAB, special_tokens=[SPECIAL], show_progress=False,
                          initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
 tok.train_from_iterator(safe_chunks(FILES), tr)
 secs = time.perf_counter() - t
+cpu = time.process_time() - c0
 model = json.loads(tok.to_str())["model"]
 merges = [m.split(" ") if isinstance(m, str) else m for m in model["merges"]]
 ''',
@@ -100,16 +111,18 @@ merges = [m.split(" ") if isinstance(m, str) else m for m in model["merges"]]
 import rustbpe
 jit = 0.0
 t = time.perf_counter()
+c0 = time.process_time()
 tok = rustbpe.Tokenizer()
 tok.train_from_iterator(safe_chunks(FILES), VOCAB - 1, pattern=PATTERN)
 secs = time.perf_counter() - t
+cpu = time.process_time() - c0
 merges = None
 ''',
 }
 
 _TAIL = r'''
 import resource
-out = {"seconds": secs, "jit_seconds": jit, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+out = {"seconds": secs, "cpu_seconds": cpu, "jit_seconds": jit, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 if merges is not None:
     out["n_merges"] = len(merges)
     if isinstance(merges[0], tuple) and isinstance(merges[0][0], bytes):
@@ -190,8 +203,8 @@ def main(argv=None):
                 print(f"  {trainer}: not installed, skipped")
                 continue
             res[trainer] = r = run_child(trainer, files, vocab, args.threads)
-            print(f"  vocab {vocab:>7,} {trainer:<8} {r['seconds']:8.1f} s  peak RSS {r['peak_rss_mb']:8.0f} MB",
-                  flush=True)
+            print(f"  vocab {vocab:>7,} {trainer:<8} {r['seconds']:8.1f} s  CPU {r['cpu_seconds']:8.1f} s  "
+                  f"peak RSS {r['peak_rss_mb']:8.0f} MB", flush=True)
         rows.append((vocab, res))
     print()
     print(table(rows, size))
@@ -200,8 +213,8 @@ def main(argv=None):
 
 
 def table(rows, size):
-    head = ("| vocab | trainer | time (s) | MB/s | peak RSS (MB) | time / HF | RSS / HF | merges = HF |\n"
-            "| ---: | --- | ---: | ---: | ---: | ---: | ---: | --- |")
+    head = ("| vocab | trainer | time (s) | CPU (s) | MB/s | peak RSS (MB) | time / HF | RSS / HF | merges = HF |\n"
+            "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
     lines = [head]
     for vocab, res in rows:
         hf = res.get("hf")
@@ -213,7 +226,8 @@ def table(rows, size):
             else:
                 same = "yes" if r["merges_sha1"] == hf["merges_sha1"] else "NO"
             name = trainer + (f" (jit load {r['jit_seconds']:.1f} s)" if trainer == "nbtok" else "")
-            lines.append(f"| {vocab:,} | {name} | {r['seconds']:.1f} | {size / 1e6 / r['seconds']:.1f} | "
+            lines.append(f"| {vocab:,} | {name} | {r['seconds']:.1f} | {r.get('cpu_seconds', float('nan')):.1f} | "
+                         f"{size / 1e6 / r['seconds']:.1f} | "
                          f"{r['peak_rss_mb']:.0f} | {t_ratio} | {m_ratio} | {same} |")
     return "\n".join(lines)
 

@@ -130,15 +130,23 @@ def _new_pair(ptab, pinfo, npairs, key):
 
 
 @kernel
-def _link(pinfo, nodes, nnodes, p, w):
-    """Put word w on pair p's list unless it is already at the head; returns the node count."""
+def _link(pinfo, nodes, nnodes, free, p, w):
+    """Put word w on pair p's list unless it is already at the head; returns the node count.
+    Nodes come from the free list (``free = [head, size]``) first."""
     h = pinfo[p, P_HEAD]
     if h != -1 and nodes[h, 0] == w:
         return nnodes
-    nodes[nnodes, 0] = w
-    nodes[nnodes, 1] = h
-    pinfo[p, P_HEAD] = nnodes
-    return nnodes + 1
+    if free[1] > 0:
+        k = free[0]
+        free[0] = nodes[k, 1]
+        free[1] -= 1
+    else:
+        k = nnodes
+        nnodes += 1
+    nodes[k, 0] = w
+    nodes[k, 1] = h
+    pinfo[p, P_HEAD] = k
+    return nnodes
 
 
 # ---------------------------------------------------------------- token bytes
@@ -316,6 +324,7 @@ def bpe_train(syms, woff, wcnt, n_target, count_new_only, mode, rank_init, progr
     ptab = np.full((1 << 17, 2), -1, np.int64)
     nodes = np.empty((max(16, syms.shape[0] - W + 16), 2), np.int32)
     nnodes = 0
+    free = np.array([-1, 0], np.int64)  # free list of index nodes: head, size
     for w in range(W):
         s = woff[w]
         n = woff[w + 1] - s
@@ -331,7 +340,7 @@ def bpe_train(syms, woff, wcnt, n_target, count_new_only, mode, rank_init, progr
                 p = _new_pair(ptab, pinfo, npairs, key)
                 npairs += 1
             pinfo[p, P_COUNT] += c
-            nnodes = _link(pinfo, nodes, nnodes, p, w)
+            nnodes = _link(pinfo, nodes, nnodes, free, p, w)
 
     # heap
     hsize = 0
@@ -427,7 +436,12 @@ def bpe_train(syms, woff, wcnt, n_target, count_new_only, mode, rank_init, progr
         pinfo[p, P_HEAD] = -1
         while node != -1:
             w = nodes[node, 0]
-            node = nodes[node, 1]
+            nxt = nodes[node, 1]
+            # the merged pair's list is consumed: recycle its nodes
+            nodes[node, 1] = free[0]
+            free[0] = node
+            free[1] += 1
+            node = nxt
             progress[7] += 1
             if winfo[w, 3] == step:
                 continue
@@ -445,7 +459,7 @@ def bpe_train(syms, woff, wcnt, n_target, count_new_only, mode, rank_init, progr
                 pinfo = _grow_rows(pinfo, npairs + need)
             if 2 * (npairs + need) > ptab.shape[0]:
                 ptab = _pair_rehash(ptab, 2 * ptab.shape[0])
-            if nnodes + need > nodes.shape[0]:
+            if free[1] < need and nnodes + need > nodes.shape[0]:
                 if nnodes + need >= 2147483647:
                     raise ValueError("BPE training index exceeds 2**31 entries")
                 nodes = _grow_rows(nodes, nnodes + need)
@@ -491,7 +505,7 @@ def bpe_train(syms, woff, wcnt, n_target, count_new_only, mode, rank_init, progr
                         pinfo[nbr[x, col + 1], P_COUNT] -= cnt
                         q = nbr[x, col + 2]
                         pinfo[q, P_COUNT] += cnt
-                        nnodes = _link(pinfo, nodes, nnodes, q, w)
+                        nnodes = _link(pinfo, nodes, nnodes, free, q, w)
                     pinfo[p, P_COUNT] -= cnt
                     progress[6] += 1
                     syms[s + o] = z
@@ -525,6 +539,6 @@ def bpe_train(syms, woff, wcnt, n_target, count_new_only, mode, rank_init, progr
                 _sift_down(hc, hp, i, hsize, mode, pinfo, rank, tok_bytes, tok_off)
 
     progress[2] = npairs
-    progress[3] = nnodes
+    progress[3] = nnodes - free[1]
     return (merge_left[:nmerges].copy(), merge_right[:nmerges].copy(), merge_new[:nmerges].copy(),
             merge_count[:nmerges].copy(), tok_bytes[:tok_off[ntok]].copy(), tok_off[:ntok + 1].copy())

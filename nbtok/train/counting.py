@@ -102,7 +102,7 @@ class _Progress:
         dt = max(now - self.t0, 1e-9)
         mb = nbytes / 1e6
         tot = f"/{self.total / 1e6:,.1f}" if self.total else ""
-        sys.stderr.write(f"\r[nbtok] counting: {mb:,.1f}{tot} MB read, {mb / dt:,.1f} MB/s, "
+        sys.stderr.write(f"\r[nbtok] counting: {mb:,.1f}{tot} MB read, {mb / dt:,.3g} MB/s, "
                          f"{nwords:,} unique pre-tokens, {dt:.1f} s")
         if final:
             sys.stderr.write("\n")

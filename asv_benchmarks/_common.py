@@ -19,10 +19,11 @@ Data folder: ``$NBTOK_SHARED_DATA`` if set, else ``../shared/data`` relative to 
 root. Corpus names may be a short alias (see ``CORPORA``) or a path relative to
 ``corpora/`` such as ``"tinyshakespeare/input.txt"``.
 
-Importing this module also makes ``import nbtok`` work when asv runs with
-``--python=same`` (an "existing" environment) on a fresh clone: the working tree is put
-on ``sys.path`` if nbtok is not installed. In virtualenv environments asv installs the
-commit under test and the working tree is never used.
+Importing this module also makes ``import nbtok`` resolve to this checkout when asv runs
+with ``--python=same`` (an "existing" environment): the working tree goes first on
+``sys.path``, so a fresh clone needs no install and another installed copy is not measured
+by mistake. In virtualenv environments asv installs the commit under test and the working
+tree is never used.
 """
 import os
 import sys
@@ -33,11 +34,15 @@ HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parent
 
 # ------------------------------------------------------------------ nbtok import path
-if os.environ.get("ASV_ENV_TYPE", "existing") == "existing":
-    try:  # noqa: SIM105
-        import nbtok  # noqa: F401
-    except ImportError:
+# With an existing environment (asv --python=same, or a plain python run) the nbtok measured
+# is the one in this checkout, even if another copy is installed (e.g. an editable install of
+# a different working tree): the results are recorded for this checkout's commit.
+if os.environ.get("ASV_ENV_TYPE", "existing") == "existing" and (REPO_ROOT / "nbtok" / "__init__.py").is_file():
+    if sys.path[:1] != [str(REPO_ROOT)]:
         sys.path.insert(0, str(REPO_ROOT))
+    _loaded = sys.modules.get("nbtok")
+    if _loaded is not None and not str(getattr(_loaded, "__file__", "") or "").startswith(str(REPO_ROOT)):
+        raise ImportError(f"nbtok was already imported from {_loaded.__file__}, not from {REPO_ROOT}")
 
 # ------------------------------------------------------------------ data
 CORPORA = {

@@ -30,6 +30,31 @@ def pair_value(map_keys, map_values, left, right):
     return intmap_get(map_keys, map_values, (np.int64(left) << 32) | np.int64(right), np.int64(-1))
 
 
+PAIR_CACHE_SLOTS = 4096
+
+
+@kernel
+def new_pair_cache():
+    """A direct-mapped front cache for merge-table lookups, ``int64[4096, 2]`` (64 KB): rows of
+    (key, value), misses included. Byte pairs are Zipfian, so most lookups of a long piece are
+    answered here instead of in the multi-megabyte merge table. Private to one kernel call."""
+    cache = np.empty((PAIR_CACHE_SLOTS, 2), np.int64)
+    cache[:, 0] = -1
+    return cache
+
+
+@kernel
+def cached_pair_value(map_keys, map_values, cache, left, right):
+    key = (np.int64(left) << 32) | np.int64(right)
+    row = np.int64((np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)) & (PAIR_CACHE_SLOTS - 1)
+    if cache[row, 0] == key:
+        return cache[row, 1]
+    v = intmap_get(map_keys, map_values, key, np.int64(-1))
+    cache[row, 0] = key
+    cache[row, 1] = v
+    return v
+
+
 @kernel
 def new_scratch(n):
     """Scratch for ``bpe_merge`` on up to n symbols: (heap, prev, next, pair_at)."""
@@ -44,6 +69,21 @@ def bpe_merge(ids, n, map_keys, map_values, heap, prev, nxt, pair_at, dropout):
     ``dropout`` in [0, 1): each valid merge popped from the queue is skipped with that
     probability and not re-queued (sentencepiece's BPE-dropout). Pass 0.0 for encoding.
     """
+    return bpe_merge_cached(ids, n, map_keys, map_values, heap, prev, nxt, pair_at, dropout,
+                            np.zeros((1, 2), np.int64), False)
+
+
+@kernel
+def lookup(map_keys, map_values, cache, use_cache, left, right):
+    if use_cache:
+        return cached_pair_value(map_keys, map_values, cache, left, right)
+    return pair_value(map_keys, map_values, left, right)
+
+
+@kernel
+def bpe_merge_cached(ids, n, map_keys, map_values, heap, prev, nxt, pair_at, dropout, cache, use_cache):
+    """``bpe_merge`` with merge-table lookups through ``cache`` (``new_pair_cache``) when
+    ``use_cache``; the results are identical."""
     if n < 2:
         return n
     size = 0
@@ -51,7 +91,7 @@ def bpe_merge(ids, n, map_keys, map_values, heap, prev, nxt, pair_at, dropout):
         prev[i] = i - 1
         nxt[i] = i + 1
     for i in range(n - 1):
-        v = pair_value(map_keys, map_values, ids[i], ids[i + 1])
+        v = lookup(map_keys, map_values, cache, use_cache, ids[i], ids[i + 1])
         pair_at[i] = v
         if v >= 0:
             heap[size] = ((v >> 32) << 32) | i
@@ -75,12 +115,12 @@ def bpe_merge(ids, n, map_keys, map_values, heap, prev, nxt, pair_at, dropout):
         pair_at[j] = -1
         p = prev[i]
         if p >= 0:
-            pv = pair_value(map_keys, map_values, ids[p], ids[i])
+            pv = lookup(map_keys, map_values, cache, use_cache, ids[p], ids[i])
             pair_at[p] = pv
             if pv >= 0:
                 size = heap_push(heap, size, ((pv >> 32) << 32) | p)
         if k < n:
-            nv = pair_value(map_keys, map_values, ids[i], ids[k])
+            nv = lookup(map_keys, map_values, cache, use_cache, ids[i], ids[k])
             pair_at[i] = nv
             if nv >= 0:
                 size = heap_push(heap, size, ((nv >> 32) << 32) | i)

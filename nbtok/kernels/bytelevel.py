@@ -29,7 +29,7 @@ import numpy as np
 from numba import prange
 
 from .._jit import batch_kernel, kernel
-from .bpe import bpe_merge, new_scratch
+from .bpe import bpe_merge_cached, new_pair_cache, new_scratch
 from .hashmap import SHORT_KEY_BYTES, bytesmap_get, shortmap_get
 from .pretokenize import pretokenize
 
@@ -37,6 +37,22 @@ from .pretokenize import pretokenize
 CACHE_SLOTS = 4096
 CACHE_KEY_BYTES = 32
 CACHE_IDS = 6
+
+
+@kernel
+def new_piece_scratch(cap):
+    """Scratch for pieces of up to ``cap`` bytes: ``bpe_merge``'s arrays plus its pair cache."""
+    heap, prev, nxt, pair_at = new_scratch(cap)
+    return heap, prev, nxt, pair_at, new_pair_cache()
+
+
+@kernel
+def cache_slots_for(nbytes):
+    """Bigger inputs repeat more distinct words: 4096 rows (256 KB, L2) up to 32768 (2 MB)."""
+    slots = CACHE_SLOTS
+    while slots < 32768 and slots * 256 < nbytes:
+        slots *= 2
+    return slots
 
 
 @kernel
@@ -122,7 +138,8 @@ def bpe_piece(buf, start, end, M, out, pos, ids, scratch):
     byte_ids = M[4]
     for k in range(n):
         ids[k] = byte_ids[buf[start + k]]
-    m = bpe_merge(ids, n, M[5], M[6], scratch[0], scratch[1], scratch[2], scratch[3], 0.0)
+    m = bpe_merge_cached(ids, n, M[5], M[6], scratch[0], scratch[1], scratch[2], scratch[3], 0.0,
+                         scratch[4], True)
     for k in range(m):
         out[pos + k] = ids[k]
     return pos + m
@@ -230,8 +247,8 @@ def encode_batch_scan(buf, offsets, M, P, S, n_chunks):
         cap = _max_doc_len(offsets, lo, hi)
         ends = np.empty(cap, np.int64)
         ids = np.empty(cap, np.int32)
-        scratch = new_scratch(cap)
-        cache = new_cache()
+        scratch = new_piece_scratch(cap)
+        cache = new_cache(cache_slots_for(offsets[hi] - offsets[lo]))
         for d in range(lo, hi):
             s = offsets[d]
             counts[d] = encode_range(buf, s, offsets[d + 1], M, P, S, out, s, ends, ids, scratch, cache) - s
@@ -253,8 +270,8 @@ def encode_batch_ends(buf, offsets, ends, end_offsets, M, n_chunks):
             continue
         cap = _max_doc_len(offsets, lo, hi)
         ids = np.empty(cap, np.int32)
-        scratch = new_scratch(cap)
-        cache = new_cache()
+        scratch = new_piece_scratch(cap)
+        cache = new_cache(cache_slots_for(offsets[hi] - offsets[lo]))
         for d in range(lo, hi):
             s = offsets[d]
             e0 = end_offsets[d]
@@ -315,7 +332,7 @@ def encode_one(buf, M, P, S):
     out = np.empty(cap, np.int32)
     ends = np.empty(cap, np.int64)
     ids = np.empty(cap, np.int32)
-    pos = encode_range(buf, 0, n, M, P, S, out, 0, ends, ids, new_scratch(cap), new_cache())
+    pos = encode_range(buf, 0, n, M, P, S, out, 0, ends, ids, new_piece_scratch(cap), new_cache(cache_slots_for(n)))
     return out[:pos].copy()
 
 
@@ -325,5 +342,6 @@ def encode_one_ends(buf, ends, M):
     cap = max(buf.shape[0], 1)
     out = np.empty(cap, np.int32)
     ids = np.empty(cap, np.int32)
-    pos = encode_pieces(buf, 0, ends, ends.shape[0], M, out, 0, ids, new_scratch(cap), new_cache())
+    pos = encode_pieces(buf, 0, ends, ends.shape[0], M, out, 0, ids, new_piece_scratch(cap),
+                        new_cache(cache_slots_for(cap)))
     return out[:pos].copy()

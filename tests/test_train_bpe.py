@@ -138,6 +138,27 @@ def test_random_corpora_match_reference(docs, extra, tie, specials):
     assert tok.vocab == ref_vocab
 
 
+@pytest.mark.parametrize("pattern", [r"\S+|\s+", r"[a-z]+| ?[^a-z]"])
+def test_custom_regex_pattern_uses_regex_fallback(pattern):
+    from nbtok.pretokenizer import Pretokenizer
+    assert Pretokenizer(pattern).cfg is None  # not a scanner family: the regex module path
+    docs = [CORPUS_EN.read_text(encoding="utf-8")[:20000], "<|endoftext|>x y<|endoftext|>"]
+    for tie in ("greatest_bytes", "hf"):
+        ref_vocab, ref_merges = reference_train(docs, 400, ["<|endoftext|>"], tie, pattern=pattern)
+        tok = nbtok.train_bpe(docs, 400, special_tokens=["<|endoftext|>"], pattern=pattern, tie_break=tie,
+                              progress=False)
+        assert tok.merges == ref_merges and tok.vocab == ref_vocab
+
+
+@pytest.mark.parametrize("pattern", ["cl100k", "o200k"])
+def test_other_builtin_patterns_match_reference(pattern):
+    from nbtok.pretokenizer import resolve_pattern
+    docs = [CORPUS_EN.read_text(encoding="utf-8")[:30000] + "\n\tFoo123456 BarBAZ's  x\r\n"]
+    ref_vocab, ref_merges = reference_train(docs, 450, (), "greatest_bytes", pattern=resolve_pattern(pattern))
+    tok = nbtok.train_bpe(docs, 450, pattern=pattern, progress=False)
+    assert tok.merges == ref_merges
+
+
 def test_merges_never_cross_special_tokens():
     docs = ["xy<|endoftext|>xy<|endoftext|>xy" * 50, "yx<|endoftext|>"]
     tok = nbtok.train_bpe(docs, 300, special_tokens=["<|endoftext|>"], progress=False)

@@ -383,6 +383,19 @@ def encode_batch_mbps(results, name, module):
     return out
 
 
+def pipeline(results):
+    times = find(results, "PaddedBatch.time_padded_batch")
+    if not times:
+        return ""
+    rows = []
+    for off in sorted({k[1] for k in times}, key=str):
+        ours, theirs = times.get(("nbtok", off)), times.get(("tokenizers", off))
+        rows.append([off, fmt_time(ours), fmt_time(theirs),
+                     fmt_ratio(theirs / ours) if ours and theirs else "—"])
+    return ("**Padded batch** (100,000 short English documents into a padded int32 matrix)\n\n"
+            + table(["offsets", "nbtok", "HF tokenizers", "HF / nbtok"], rows))
+
+
 def throughput(results, plt, docs):
     """Encode throughput: the byte-level / SentencePiece batch suites as MB/s bars, plus anything
     recorded as MB/s (track_*mbps*) or as a ratio (track_*ratio*, track_*_vs_*)."""
@@ -412,6 +425,18 @@ def throughput(results, plt, docs):
                 rows.append([c, th] + [f"{vals[(c, lib, th)]:.2f}" if (c, lib, th) in vals else "—" for lib in libs])
         parts.append(f"**Encode throughput, {label}** (MB/s, one batch call over ~4 MB of lines)\n\n"
                      + table(["corpus", "threads"] + libs, rows))
+        peers = [lib for lib in libs if lib != "nbtok"]
+        rrows = []
+        for c in corpora:
+            for th in threads:
+                ours = vals.get((c, "nbtok", th))
+                if ours:
+                    rrows.append([c, th] + [fmt_ratio(ours / vals[(c, p, th)]) if (c, p, th) in vals else "—"
+                                            for p in peers])
+        if rrows and peers:
+            parts.append(f"Speed ratio, {label}: nbtok MB/s / peer MB/s at the same thread count "
+                         "(from the same run; > 1 means nbtok is faster)\n\n"
+                         + table(["corpus", "threads"] + peers, rrows))
         if plt is not None:
             fig, ax = plt.subplots(figsize=(8, 4))
             groups = [(c, th) for c in corpora for th in threads]
@@ -456,6 +481,9 @@ def throughput(results, plt, docs):
         vals = ratios[n]
         title = f"**Speed ratio, {n}** (peer time / nbtok time; > 1 means nbtok is faster)\n\n"
         parts.append(title + pivot(vals, fmt_ratio))
+    pipe = pipeline(results)
+    if pipe:
+        parts.append(pipe)
     return "\n\n".join(parts) if parts else "Throughput suites: no results yet."
 
 

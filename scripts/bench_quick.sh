@@ -36,10 +36,12 @@ fi
 
 # every other suite, once per benchmark. Left out (they take many minutes each; they run in
 # the full suite): the first-run compile timing with an empty numba cache
-# (ColdStartNoCache; NBTOK_BENCH_FIRST_RUN=1 adds it back) and BPE training on the 56 MB
-# bench corpus (TrainBench; the CS336 small training case stays in).
-SLOW='ColdStartNoCache|TrainBench'
-[ -n "${NBTOK_BENCH_FIRST_RUN:-}" ] && SLOW='TrainBench'
+# (ColdStartNoCache; NBTOK_BENCH_FIRST_RUN=1 adds it back), BPE training on the 56 MB bench
+# corpus (TrainBench; the CS336 small training case stays in), and the track_ ratio suites
+# that re-time both sides several times (bench_bytelevel.Ratios, bench_pipeline.PaddedRatio):
+# scripts/bench_charts.py derives the same ratios from the time_ results of this run.
+SLOW='ColdStartNoCache|TrainBench|bench_bytelevel\.Ratios|PaddedRatio'
+[ -n "${NBTOK_BENCH_FIRST_RUN:-}" ] && SLOW='TrainBench|bench_bytelevel\.Ratios|PaddedRatio'
 "$ASV" run --python=same --set-commit-hash="$HASH" --show-stderr --quick \
     -b "^(?=.*(?:${REGEX}))(?!bench_seed_)(?!.*(?:${SLOW}))" || status=$?
 

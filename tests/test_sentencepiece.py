@@ -306,3 +306,32 @@ def test_worst_case_growth(spm_models):
                 return min(times)
             ratio = best(big) / best(small)
             assert ratio < 15, f"{name}: time(1MB)/time(100KB) = {ratio:.1f}"
+
+
+# ---------------------------------------------------------------------------------- sampling
+def test_unigram_sampling_matches_sentencepiece_distribution(spm_models):
+    import collections
+    tok, sp = load_pair(spm_models["uni_nmt"])
+    text = "I saw a girl with a telescope."
+    n = 2000
+    mine = collections.Counter(tuple(tok.sample_encode(text, alpha=0.3, nbest_size=-1, seed=i if i == 0 else None).tolist())
+                               for i in range(n))
+    theirs = collections.Counter(tuple(sp.encode(text, enable_sampling=True, alpha=0.3, nbest_size=-1)) for _ in range(n))
+    assert len(mine) > 5 and len(theirs) > 5
+    # the most frequent segmentations have the same frequencies (within sampling noise)
+    for k, c in theirs.most_common(6):
+        assert abs(mine[k] - c) / n < 0.04, (k, mine[k], c)
+    for ids in list(mine)[:20]:
+        assert tok.decode(list(ids)) == sp.decode(list(ids))
+    assert tok.sample_encode(text, nbest_size=1).tolist() == sp.encode(text)
+
+
+def test_bpe_dropout(spm_models):
+    tok, sp = load_pair(spm_models["bpe_llama"])
+    text = "Tokenization with BPE-dropout 123"
+    assert tok.sample_encode(text, alpha=0.0).tolist() == sp.encode(text)
+    chars = tok.sample_encode(text, alpha=1.0).tolist()
+    assert chars == sp.encode(text, enable_sampling=True, alpha=1.0)
+    seen = {tuple(tok.sample_encode(text, alpha=0.2).tolist()) for _ in range(200)}
+    assert len(seen) > 10
+    assert all(tok.decode(list(s)) == text for s in seen)

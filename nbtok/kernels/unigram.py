@@ -324,3 +324,138 @@ def compact_ragged(out, out_offsets, counts, offsets, ids):
             dst = offsets[d]
             for j in range(c):
                 ids[dst + j] = out[src + j]
+
+
+# ------------------------------------------------------------------ sampling (FFBS)
+@kernel
+def _logaddexp(a, b):
+    if a == -np.inf:
+        return b
+    if b == -np.inf:
+        return a
+    if a > b:
+        return a + np.log1p(np.exp(b - a))
+    return b + np.log1p(np.exp(a - b))
+
+
+@kernel
+def ffbs_sample(norm, n, cells, cscore, unk_score, V, theta, syms):
+    """Forward-filtering backward-sampling over the full lattice of ``norm[:n]`` (sentencepiece's
+    ``SampleEncode`` with nbest_size < 0): a segmentation drawn with probability proportional to
+    exp(theta * score). Writes symbols into ``syms``; returns their count."""
+    # lattice nodes, grouped by end position through linked lists
+    cap = 4 * n + 16
+    ns = np.empty(cap, np.int64)
+    nid = np.empty(cap, np.int64)
+    nsc = np.empty(cap, np.float64)
+    nnext = np.empty(cap, np.int64)
+    head = np.full(n + 1, -1, np.int64)
+    alpha = np.full(n + 1, -np.inf)
+    alpha[0] = 0.0
+    k_nodes = 0
+    s = 0
+    while s < n:
+        mblen = one_char_len(norm[s], n - s)
+        has_single = False
+        node = 0
+        for k in range(s, n):
+            nx = cells[4 * node] + norm[k]
+            if cells[4 * nx + 1] != node:
+                break
+            node = nx
+            v = cells[4 * node + 2]
+            if v >= 0:
+                e = k + 1
+                if k_nodes >= cap:
+                    cap *= 2
+                    ns2 = np.empty(cap, np.int64)
+                    nid2 = np.empty(cap, np.int64)
+                    nsc2 = np.empty(cap, np.float64)
+                    nn2 = np.empty(cap, np.int64)
+                    ns2[:k_nodes] = ns[:k_nodes]
+                    nid2[:k_nodes] = nid[:k_nodes]
+                    nsc2[:k_nodes] = nsc[:k_nodes]
+                    nn2[:k_nodes] = nnext[:k_nodes]
+                    ns, nid, nsc, nnext = ns2, nid2, nsc2, nn2
+                ns[k_nodes] = s
+                nid[k_nodes] = v
+                nsc[k_nodes] = cscore[4 * node + 3]
+                nnext[k_nodes] = head[e]
+                head[e] = k_nodes
+                k_nodes += 1
+                if e - s == mblen:
+                    has_single = True
+        if not has_single:
+            e = s + mblen
+            if k_nodes >= cap:
+                cap *= 2
+                ns2 = np.empty(cap, np.int64)
+                nid2 = np.empty(cap, np.int64)
+                nsc2 = np.empty(cap, np.float64)
+                nn2 = np.empty(cap, np.int64)
+                ns2[:k_nodes] = ns[:k_nodes]
+                nid2[:k_nodes] = nid[:k_nodes]
+                nsc2[:k_nodes] = nsc[:k_nodes]
+                nn2[:k_nodes] = nnext[:k_nodes]
+                ns, nid, nsc, nnext = ns2, nid2, nsc2, nn2
+            ns[k_nodes] = s
+            nid[k_nodes] = -1
+            nsc[k_nodes] = unk_score
+            nnext[k_nodes] = head[e]
+            head[e] = k_nodes
+            k_nodes += 1
+        s += mblen
+    # forward: alpha[e] = logsumexp over nodes (s -> e) of alpha[s] + theta * score
+    for e in range(1, n + 1):
+        acc = -np.inf
+        j = head[e]
+        while j >= 0:
+            acc = _logaddexp(acc, alpha[ns[j]] + theta * nsc[j])
+            j = nnext[j]
+        alpha[e] = acc
+    # backward sampling from the end
+    m = 0
+    e = n
+    while e > 0:
+        z = alpha[e]
+        r = np.random.random()
+        acc = 0.0
+        pick = -1
+        j = head[e]
+        while j >= 0:
+            p = np.exp(alpha[ns[j]] + theta * nsc[j] - z)
+            acc += p
+            pick = j
+            if r < acc:
+                break
+            j = nnext[j]
+        s = ns[pick]
+        v = nid[pick]
+        syms[m] = char_symbol(norm, s, e - s, V) if v < 0 else v
+        m += 1
+        e = s
+    for i in range(m // 2):
+        t = syms[i]
+        syms[i] = syms[m - 1 - i]
+        syms[m - 1 - i] = t
+    return m
+
+
+@kernel
+def sample_one(text, N, M, F, theta):
+    """FFBS-sampled ids of one document."""
+    V, unk_id, byte_fallback, byte_ids, bos, eos = F
+    units, pool, root_ok, ud_bc, ud_value, flags, cls = N
+    cells, cscore, unk_score, V2 = M
+    normbuf, n = normalize(text, 0, text.shape[0], units, pool, root_ok, ud_bc, ud_value, flags, cls,
+                           np.empty(text.shape[0] + 16, np.uint8))
+    syms = np.empty(n + 1, np.int64)
+    m = ffbs_sample(normbuf, n, cells, cscore, unk_score, V2, theta, syms)
+    out = np.empty(4 * m + 2, np.int32)
+    o = finish_ids(syms, m, V, unk_id, byte_fallback, byte_ids, bos, eos, out, 0)
+    return out[:o].copy()
+
+
+@kernel
+def seed_rng(seed):
+    np.random.seed(seed)

@@ -246,6 +246,25 @@ class SentencePieceModel:
             ids[res_off[d]:res_off[d + 1]] = x
         return ids, res_off
 
+    def sample_encode(self, text, alpha=0.1, nbest_size=-1, seed=None, add_bos=False, add_eos=False):
+        """Subword regularization. Unigram: ``nbest_size < 0`` samples a segmentation from the full
+        lattice (forward-filtering backward-sampling, p ~ exp(alpha * score)); 0 or 1 is Viterbi.
+        BPE: BPE-dropout, each valid merge skipped with probability ``alpha``.
+        ``seed`` seeds Numba's generator (sentencepiece's mt19937 streams are not reproduced)."""
+        buf = np.frombuffer(_as_bytes(text), np.uint8)
+        F = self._F(add_bos, add_eos)
+        if seed is not None:
+            kuni.seed_rng(int(seed))
+        if self.model_type == "bpe":
+            if not 0.0 <= alpha <= 1.0:
+                raise ValueError("alpha must be in [0, 1] for BPE-dropout")
+            return kbpe.encode_one(buf, self.N, self.M, F, float(alpha), self.W)
+        if nbest_size in (0, 1):
+            return self.encode(text, add_bos, add_eos)
+        if nbest_size > 1:
+            raise NotImplementedError("n-best sampling (nbest_size > 1) is not implemented; use nbest_size=-1")
+        return kuni.sample_one(buf, self.N, self.M, F, float(alpha))
+
     def _symbols(self, text, dropout=0.0):
         buf = np.frombuffer(_as_bytes(text), np.uint8)
         if self.model_type == "unigram":

@@ -90,6 +90,8 @@ class Tokenizer:
             ids, offsets = self.model.encode_batch_ragged(texts, **opts)
             return split_ragged(ids, offsets)
         from .batch import build_batch
+        if return_offsets and not hasattr(self.model, "encode_batch_offsets"):
+            raise NotImplementedError(f"offsets are not available for {self.model.model_type} models")
         if return_offsets:
             ids, offsets, starts, ends = self.model.encode_batch_offsets(texts, **opts)
         else:

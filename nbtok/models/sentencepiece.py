@@ -210,8 +210,18 @@ class SentencePieceModel:
             return kuni.encode_one(buf, self.N, self.M, F)
         return kbpe.encode_one(buf, self.N, self.M, F, 0.0, self.W)
 
-    def encode_batch_ragged(self, texts, add_bos=False, add_eos=False, **opts):
+    def encode_batch_ragged(self, texts, add_bos=False, add_eos=False, num_threads=None, **opts):
+        """(ids int32[total], offsets int64[n+1]) for a list of texts: one parallel kernel call.
+
+        ``num_threads`` (default: Numba's current setting) bounds the threads of this call."""
         self._check_opts(opts)
+        if num_threads is not None:
+            old = numba.get_num_threads()
+            numba.set_num_threads(max(1, min(int(num_threads), numba.config.NUMBA_NUM_THREADS)))
+            try:
+                return self.encode_batch_ragged(texts, add_bos, add_eos, **opts)
+            finally:
+                numba.set_num_threads(old)
         if isinstance(texts, (str, bytes)):
             raise TypeError("encode_batch expects a list of texts, not a single text")
         data = [_as_bytes(t) for t in texts]

@@ -344,6 +344,8 @@ def pretokenize(buf, start, end, table, cfg, out_ends):
     while i < end:
         b0 = buf[i]
         r = np.int64(-1)
+        wp = np.int64(-1)
+        n = 1
         if b0 < 0x80:
             c0 = table[b0]
             p = i
@@ -382,14 +384,8 @@ def pretokenize(buf, start, end, table, cfg, out_ends):
             elif bp >= 0x80:
                 # ---- letters starting with a non-ASCII letter at p (p == i + 1, after a space)
                 cp, n = decode_at(buf, p)
-                c = table[cp]
-                if c & lmask:
-                    if o200k:
-                        r = o200k_word(buf, p, end, table, True)
-                    else:
-                        r = run_end(buf, p + n, end, table, lmask)
-                    if attached and r < end and buf[r] == 0x27:
-                        r = -1
+                if table[cp] & lmask:
+                    wp = p
             elif c0 & N:
                 # ---- ASCII digits (no leading space: that is GPT-2's rarer case)
                 r = i + 1
@@ -435,14 +431,39 @@ def pretokenize(buf, start, end, table, cfg, out_ends):
         else:
             # ---- a non-ASCII letter run (the common piece of non-Latin text)
             cp, n = decode_at(buf, i)
-            c = table[cp]
-            if c & lmask:
-                if o200k:
-                    r = o200k_word(buf, i, end, table, True)
+            if table[cp] & lmask:
+                wp = i
+        if wp >= 0:
+            # ---- a word whose first letter (at wp) is non-ASCII
+            if o200k:
+                # o200k_word(buf, wp, end, table, True), inlined
+                q = wp
+                last_c_end = np.int64(-1)
+                c = 0
+                while q < end:
+                    b = buf[q]
+                    if b < 0x80:
+                        c = table[b]
+                        n = 1
+                    else:
+                        cp, n = decode_at(buf, q)
+                        c = table[cp]
+                    if c & (UP | OTH):
+                        q += n
+                        if c & OTH:
+                            last_c_end = q
+                    else:
+                        break
+                if q < end and (c & LOW):
+                    r = run_end(buf, q + n, end, table, LOW | OTH)
+                elif last_c_end >= 0:
+                    r = last_c_end
                 else:
-                    r = run_end(buf, i + n, end, table, lmask)
-                if attached and r < end and buf[r] == 0x27:
-                    r = -1
+                    r = q
+            else:
+                r = run_end(buf, wp + n, end, table, lmask)
+            if attached and r < end and buf[r] == 0x27:
+                r = -1
         if r < 0:
             r = next_end(buf, i, end, table, cfg)
         i = r

@@ -347,6 +347,12 @@ def coldstart(results, plt, docs):
     return md
 
 
+OTHER_TRACKS = {
+    "track_load_ratio": "nbtok's model load time / sentencepiece's (< 1: nbtok loads faster)",
+    "track_worst_case_growth": "time(1 MB) / time(100 KB) on text without spaces (10 = linear)",
+}
+
+
 def pivot(vals, fmt):
     """A table of {params: value}: 2 parameters -> first down, second across; else one row each."""
     if vals and all(len(k) == 2 for k in vals):
@@ -370,12 +376,15 @@ def corpus_bytes(module, corpus):
 
 
 def encode_batch_mbps(results, name, module):
-    """{(corpus, library, threads): MB/s} from a time_encode_batch benchmark."""
+    """{(corpus, library, threads): MB/s} from a time_encode_batch benchmark; a leading model
+    parameter (the SentencePiece suite) is folded into the corpus label."""
     times = find(results, name)
+    if times and all(len(k) == 4 for k in times):
+        times = {(f"{k[0]}: {k[1]}", k[2], k[3]): v for k, v in times.items()}
     out = {}
     sizes = {}
     for key, t in times.items():
-        corpus = key[0]
+        corpus = key[0].split(": ")[-1]
         if corpus not in sizes:
             sizes[corpus] = corpus_bytes(module, corpus)
         if sizes[corpus]:
@@ -405,9 +414,10 @@ def throughput(results, plt, docs):
         return n.rsplit(".", 1)[-1].lower()
     mb = {n: v for n, v in results.items()
           if method(n).startswith("track_") and ("mbps" in method(n) or "mb_s" in method(n)) and not own_section(n)}
+    other = {n: v for n, v in results.items() if method(n) in OTHER_TRACKS}
     ratios = {n: v for n, v in results.items()
               if method(n).startswith("track_") and ("ratio" in method(n) or "_vs_" in method(n))
-              and n not in mb and not own_section(n)}
+              and n not in mb and n not in other and not own_section(n)}
     parts = []
     batch = {}
     for name, module, label in [("bench_bytelevel.EncodeBatch.time_encode_batch", "bench_bytelevel", "byte-level BPE (GPT-2)"),
@@ -438,8 +448,8 @@ def throughput(results, plt, docs):
                          "(from the same run; > 1 means nbtok is faster)\n\n"
                          + table(["corpus", "threads"] + peers, rrows))
         if plt is not None:
-            fig, ax = plt.subplots(figsize=(8, 4))
             groups = [(c, th) for c in corpora for th in threads]
+            fig, ax = plt.subplots(figsize=(max(8, 1.1 * len(groups)), 4.4))
             width = 0.8 / max(1, len(libs))
             palette = iter(["tab:blue", "tab:orange", "tab:purple", "tab:red", "tab:brown", "tab:gray", "tab:olive"])
             for j, lib in enumerate(libs):
@@ -449,7 +459,8 @@ def throughput(results, plt, docs):
                 if xs:
                     ax.bar(xs, ys, width, label=lib, color=color)
             ax.set_xticks([i + 0.4 - width / 2 for i in range(len(groups))],
-                          [f"{c}\n{th} thread{'s' if th != 1 else ''}" for c, th in groups])
+                          [f"{c.replace(': ', chr(10))}\n{th} thread{'s' if th != 1 else ''}" for c, th in groups],
+                          fontsize=7 if len(groups) > 6 else 9)
             ax.set_ylabel("MB/s")
             ax.set_title(f"Encode throughput, {label}")
             ax.legend(fontsize=8)
@@ -481,6 +492,8 @@ def throughput(results, plt, docs):
         vals = ratios[n]
         title = f"**Speed ratio, {n}** (peer time / nbtok time; > 1 means nbtok is faster)\n\n"
         parts.append(title + pivot(vals, fmt_ratio))
+    for n in sorted(other):
+        parts.append(f"**{n}**: {OTHER_TRACKS[method(n)]}\n\n" + pivot(other[n], lambda v: f"{v:.2f}"))
     pipe = pipeline(results)
     if pipe:
         parts.append(pipe)

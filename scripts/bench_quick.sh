@@ -40,8 +40,11 @@ fi
 # corpus (TrainBench; the CS336 small training case stays in), and the track_ ratio suites
 # that re-time both sides several times (bench_bytelevel.Ratios, bench_pipeline.PaddedRatio):
 # scripts/bench_charts.py derives the same ratios from the time_ results of this run.
-SLOW='ColdStartNoCache|TrainBench|bench_bytelevel\.Ratios|PaddedRatio'
-[ -n "${NBTOK_BENCH_FIRST_RUN:-}" ] && SLOW='TrainBench|bench_bytelevel\.Ratios|PaddedRatio'
+# In the SentencePiece batch suite the quick subset keeps one BPE and one Unigram model
+# (llama_bpe_32k, sp_unigram_wmtende); the full suite has all four.
+SLOW="ColdStartNoCache|TrainBench|bench_bytelevel\\.Ratios|PaddedRatio|bench_sentencepiece\\.Ratios"
+SLOW="$SLOW|bench_sentencepiece\\.EncodeBatch\\.time_encode_batch\\('(?:unigram_32k|sp_bpe_bpemb_en)'"
+[ -n "${NBTOK_BENCH_FIRST_RUN:-}" ] && SLOW="${SLOW#ColdStartNoCache|}"
 "$ASV" run --python=same --set-commit-hash="$HASH" --show-stderr --quick \
     -b "^(?=.*(?:${REGEX}))(?!bench_seed_)(?!.*(?:${SLOW}))" || status=$?
 

@@ -52,7 +52,8 @@ def load_results(results_dir, machine=None):
             except (OSError, json.JSONDecodeError):
                 continue
     files.sort(key=lambda d: d.get("date") or 0)
-    merged, meta = {}, {"files": len(files), "commits": set(), "machine": None, "params": {}}
+    merged, meta = {}, {"files": len(files), "commits": set(), "machine": None, "params": {},
+                        "min_of_samples": set()}
     for d in files:  # oldest first: newer files overwrite
         cols = d.get("result_columns") or ["result", "params"]
         meta["params"] = d.get("params", {})
@@ -64,6 +65,12 @@ def load_results(results_dir, machine=None):
                 continue
             if not isinstance(values, list):
                 values = [values]
+            samples = rec.get("samples")
+            if isinstance(samples, list) and len(samples) == len(values):
+                # recorded samples (the seed tables): the minimum, the least disturbed by
+                # other processes on a shared machine
+                values = [min(sm) if sm else v for sm, v in zip(samples, values)]
+                meta["min_of_samples"].add(name)
             combos = list(itertools.product(*params)) if params else [()]
             bench = merged.setdefault(name, {})
             for combo, value in zip(combos, values):
@@ -528,7 +535,10 @@ def main(argv=None):
     head = (f"Measured on {cpu_model()}, {cpu_count()} cores, {p.get('ram', '?')} bytes RAM "
             f"(asv machine `{meta['machine']}`, Python {p.get('python', platform.python_version())}); "
             f"commit(s) {', '.join(sorted(meta['commits']))}; tables written "
-            f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC by scripts/bench_charts.py.")
+            f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC by scripts/bench_charts.py. "
+            + ("Seed tables: minimum of the recorded samples; other timings: asv's median "
+               "(one sample per benchmark in the quick subset)." if meta["min_of_samples"] else
+               "Timings: asv's median of the samples taken."))
     block = START + "\n\n" + head + "\n\n" + "\n\n".join(sections) + "\n\n" + END
     md_path = docs / "benchmarks.md"
     text = md_path.read_text() if md_path.exists() else f"# Benchmarks\n\n{START}\n{END}\n"

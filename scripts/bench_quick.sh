@@ -8,7 +8,7 @@
 #   NBTOK_BENCH_SKIP_CHARTS=1 ...                             no charts / docs rewrite
 #   NBTOK_BENCH_FIRST_RUN=1 ...      also time the first run with an empty numba cache (+4 min)
 #
-# Step 1 runs the two seed tables with a few real samples (their timings feed the docs);
+# Step 1 runs the two seed tables with 10 recorded samples (the docs use their minimum);
 # step 2 runs everything else once per benchmark (asv --quick). Both use
 # `--python=same` (the interpreter running asv, nothing installed) and
 # `--set-commit-hash=HEAD` so the results are saved and `asv publish` can show them.
@@ -29,8 +29,8 @@ names = ["bench_seed_bpe.SeedBPE.time_merge", "bench_seed_unigram.SeedUnigram.ti
 sys.exit(0 if any(re.search(sys.argv[1], n) for n in names) else 1)
 PY
 then
-  "$ASV" run --python=same --set-commit-hash="$HASH" --show-stderr \
-      -a repeat=5 -a processes=1 -a warmup_time=0.1 \
+  "$ASV" run --python=same --set-commit-hash="$HASH" --show-stderr --record-samples \
+      -a repeat=10 -a processes=1 -a warmup_time=0.1 \
       -b "^(?=.*(?:${REGEX}))bench_seed_" || status=$?
 fi
 

@@ -272,3 +272,20 @@ def test_every_corpus_line_matches_tiktoken(shared_data, pattern):
             docs += assert_same_batch(tok, ref, lines[i:i + 50_000])
     print(f"{pattern}: {docs} documents compared, 0 mismatches")
     assert docs > 100_000
+
+
+def test_custom_regex_falls_back_to_regex_module_like_tiktoken():
+    """A pattern nbtok has no scanner for runs on the regex module; text it does not match is
+    dropped, as tiktoken drops it."""
+    import tiktoken
+    from nbtok.models.bytelevel import ByteLevelBPE
+    pattern = r"""\p{L}+|\p{N}|[^\p{L}\p{N}\s]+"""
+    tok = nbtok.Tokenizer(ByteLevelBPE.from_ranks(gpt2_ranks(), pattern, {"<|endoftext|>": 50256}))
+    ref = tiktoken.Encoding("custom", pat_str=pattern, mergeable_ranks=gpt2_ranks(),
+                            special_tokens={"<|endoftext|>": 50256})
+    assert tok.model.pre.cfg is None
+    lines = fixture_texts()["udhr_rus.txt"].splitlines() + ["a <|endoftext|> b", "  ", ""]
+    assert_same_batch(tok, ref, lines)
+    for allowed in ("all", ()):
+        got = tok.encode_batch(lines, allowed_special=allowed, disallowed_special=())
+        assert [g.tolist() for g in got] == [ref.encode(l, allowed_special=allowed, disallowed_special=()) for l in lines]

@@ -232,13 +232,18 @@ def _max_doc_len(offsets, lo, hi):
 
 
 @batch_kernel
-def encode_batch_scan(buf, offsets, M, P, S, n_chunks):
+def encode_batch(buf, offsets, M, P, S, given_ends, given_offsets, n_chunks):
     """Encode every document ``buf[offsets[d]:offsets[d+1]]``; ids of document d are written at
-    ``out[offsets[d]:offsets[d] + counts[d]]``. Returns ``(out, counts)``."""
+    ``out[offsets[d]:offsets[d] + counts[d]]``. Returns ``(out, counts)``.
+
+    With ``given_offsets`` empty the scanner splits pre-tokens (``P``) after special tokens
+    (``S``) are cut out; otherwise (regex fallback) document d's pre-tokens end at
+    ``given_ends[given_offsets[d]:given_offsets[d+1]]``."""
     n_docs = offsets.shape[0] - 1
     out = np.empty(max(offsets[n_docs], 1), np.int32)
     counts = np.zeros(n_docs, np.int64)
     bounds = _chunk_bounds(offsets, n_chunks)
+    scan = given_offsets.shape[0] == 0
     for c in prange(n_chunks):
         lo = bounds[c]
         hi = bounds[c + 1]
@@ -251,31 +256,13 @@ def encode_batch_scan(buf, offsets, M, P, S, n_chunks):
         cache = new_cache(cache_slots_for(offsets[hi] - offsets[lo]))
         for d in range(lo, hi):
             s = offsets[d]
-            counts[d] = encode_range(buf, s, offsets[d + 1], M, P, S, out, s, ends, ids, scratch, cache) - s
-    return out, counts
-
-
-@batch_kernel
-def encode_batch_ends(buf, offsets, ends, end_offsets, M, n_chunks):
-    """Like ``encode_batch_scan`` with the pre-token ends computed outside (regex fallback):
-    document d's pre-tokens end at ``ends[end_offsets[d]:end_offsets[d+1]]``."""
-    n_docs = offsets.shape[0] - 1
-    out = np.empty(max(offsets[n_docs], 1), np.int32)
-    counts = np.zeros(n_docs, np.int64)
-    bounds = _chunk_bounds(offsets, n_chunks)
-    for c in prange(n_chunks):
-        lo = bounds[c]
-        hi = bounds[c + 1]
-        if lo == hi:
-            continue
-        cap = _max_doc_len(offsets, lo, hi)
-        ids = np.empty(cap, np.int32)
-        scratch = new_piece_scratch(cap)
-        cache = new_cache(cache_slots_for(offsets[hi] - offsets[lo]))
-        for d in range(lo, hi):
-            s = offsets[d]
-            e0 = end_offsets[d]
-            counts[d] = encode_pieces(buf, s, ends[e0:], end_offsets[d + 1] - e0, M, out, s, ids, scratch, cache) - s
+            if scan:
+                pos = encode_range(buf, s, offsets[d + 1], M, P, S, out, s, ends, ids, scratch, cache)
+            else:
+                e0 = given_offsets[d]
+                pos = encode_pieces(buf, s, given_ends[e0:], given_offsets[d + 1] - e0, M, out, s, ids,
+                                    scratch, cache)
+            counts[d] = pos - s
     return out, counts
 
 

@@ -170,18 +170,24 @@ class ByteLevelBPE:
                     if token.encode() in data:
                         self._raise_disallowed(token)
         threads = numba.get_num_threads() if num_threads is None else int(num_threads)
-        if self.pre.cfg is None:
+        no_ends = np.zeros(0, np.int64)
+        if self.pre.cfg is not None:
+            given_ends, given_offsets = no_ends, no_ends
+        elif not allowed:
+            given_ends, counts = self.pre.ends_batch(buf, offsets)
+            given_offsets = np.zeros(len(texts) + 1, np.int64)
+            np.cumsum(counts, out=given_offsets[1:])
+        else:  # regex fallback with special tokens: split each document in Python
             parts = [self._encode_fallback(d, allowed) for d in encoded]
-            lengths = np.fromiter(map(len, parts), np.int64, len(parts))
             id_offsets = np.zeros(len(parts) + 1, np.int64)
-            np.cumsum(lengths, out=id_offsets[1:])
+            np.cumsum(np.fromiter(map(len, parts), np.int64, len(parts)), out=id_offsets[1:])
             return (np.concatenate(parts) if parts else np.zeros(0, np.int32)), id_offsets
         n_chunks = max(1, min(len(texts), 8 * threads))
         previous = numba.get_num_threads()
         numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
         try:
-            out, counts = K.encode_batch_scan(buf, offsets, self._M, (self.pre.table, self.pre.cfg),
-                                              self._S(allowed), n_chunks)
+            out, counts = K.encode_batch(buf, offsets, self._M, (self.pre.table, self.pre.cfg if self.pre.cfg is not None else no_ends),
+                                         self._S(allowed), given_ends, given_offsets, n_chunks)
         finally:
             numba.set_num_threads(previous)
         return K.compact_ragged(out, offsets, counts)

@@ -286,6 +286,6 @@ def test_custom_regex_falls_back_to_regex_module_like_tiktoken():
     assert tok.model.pre.cfg is None
     lines = fixture_texts()["udhr_rus.txt"].splitlines() + ["a <|endoftext|> b", "  ", ""]
     assert_same_batch(tok, ref, lines)
-    for allowed in ("all", ()):
+    for allowed in ("all", set()):
         got = tok.encode_batch(lines, allowed_special=allowed, disallowed_special=())
         assert [g.tolist() for g in got] == [ref.encode(l, allowed_special=allowed, disallowed_special=()) for l in lines]

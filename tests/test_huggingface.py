@@ -263,21 +263,25 @@ def test_native_format_round_trip(trained, tmp_path):
 
 
 def test_bytelevel_bpe_saved_as_tokenizer_json(tmp_path):
-    """A GPT-2 model loaded from vocab.json + merges.txt, written as tokenizer.json, gives the
-    same ids in ``tokenizers`` as nbtok's byte-level encoder."""
+    """nbtok's GPT-2 model (tiktoken ranks), written as tokenizer.json: ``tokenizers`` loading it
+    gives tiktoken's ids, and so does nbtok reading it back."""
+    tiktoken = pytest.importorskip("tiktoken")
     from reference import gpt2_ranks
-    from nbtok.models.bytelevel import ByteLevelBPE
-    bl = ByteLevelBPE.from_ranks(gpt2_ranks(), "gpt2", {"<|endoftext|>": 50256})
-    tok = nbtok.Tokenizer(bl)
-    out = tmp_path / "gpt2.json"
     from nbtok.formats.huggingface import save_huggingface
-    save_huggingface(bl, out)
+    from nbtok.models.bytelevel import ByteLevelBPE
+    from nbtok.pretokenizer import R50K
+    ranks = gpt2_ranks()
+    out = tmp_path / "gpt2.json"
+    save_huggingface(ByteLevelBPE.from_ranks(ranks, "gpt2", {"<|endoftext|>": 50256}), out)
+    enc = tiktoken.Encoding("gpt2_test", pat_str=R50K, mergeable_ranks=ranks,
+                            special_tokens={"<|endoftext|>": 50256})
     ref = tokenizers.Tokenizer.from_file(str(out))
-    lines = fixture_lines()[:500]
-    mine = tok.encode_batch(lines)
-    assert [m.tolist() for m in mine] == [e.ids for e in ref.encode_batch(lines)]
+    lines = fixture_lines()[:500] + ["<|endoftext|> x"]
+    want = [enc.encode(t, allowed_special="all") for t in lines]
+    assert [e.ids for e in ref.encode_batch(lines)] == want
     hf = nbtok.Tokenizer.from_huggingface(out)
-    assert [m.tolist() for m in hf.encode_batch(lines)] == [m.tolist() for m in mine]
+    ids, off = hf.encode_batch_ragged(lines)
+    assert [ids[off[i]:off[i + 1]].tolist() for i in range(len(lines))] == want
 
 
 # ---------------------------------------------------------------- property test
@@ -290,7 +294,7 @@ def test_random_text_parity(trained):
                                  " hello world", "universal"])
     texts = st_.lists(alphabet, max_size=30).map("".join)
 
-    @hypothesis.settings(max_examples=150, deadline=None, database=None)
+    @hypothesis.settings(max_examples=60, deadline=None, database=None)
     @hypothesis.given(st_.lists(texts, min_size=1, max_size=8))
     def check(batch):
         for name in TRAINED:
@@ -391,12 +395,12 @@ def test_bad_inputs(trained):
 
 # ---------------------------------------------------------------- the shared corpora
 def _corpus_stride(path):
-    """Lines compared per file: every line with NBTOK_HF_CORPORA=all; by default every 16th line
-    (every 128th of the 56 MB bench/ corpus) so the eight tokenizers fit the test-time budget --
+    """Lines compared per file: every line with NBTOK_HF_CORPORA=all; by default every 32nd line
+    (every 256th of the 56 MB bench/ corpus) so the eight tokenizers fit the test-time budget --
     ``tokenizers`` itself needs minutes per tokenizer for the full 70 MB with offsets."""
     if os.environ.get("NBTOK_HF_CORPORA", "").lower() == "all":
         return 1
-    return 128 if "bench" in path.parts else 16
+    return 256 if "bench" in path.parts else 32
 
 
 @pytest.mark.parametrize("name", TRAINED + SHARED)
@@ -415,5 +419,5 @@ def test_every_corpus_line_matches_tokenizers(shared_data, trained, name):
     docs, bad_ids, bad_off, bad_dec = totals.tolist()
     print(f"{name}: {docs} documents compared ({'every line' if full else 'sampled lines'}); "
           f"mismatches: ids {bad_ids}, offsets {bad_off}, decode {bad_dec}")
-    assert docs > (800_000 if full else 10_000)
+    assert docs > (800_000 if full else 5_000)
     assert (bad_ids, bad_off, bad_dec) == (0, 0, 0)

@@ -5,20 +5,19 @@ at ``out[pos:]``: the id and the char span ``[ts, te)`` in ``cps`` coordinates. 
 the model produces byte offsets inside the word, and a byte offset inside a char maps to
 that whole char (``convert_offsets`` + ``BytesToCharOffsetConverter``).
 
-The batch drivers split the units into chunks (``prange``), each with its own scratch, and
-write unit u's tokens at ``slot[u]``; ``hf_text.compact_tokens`` packs them.
+The ``*_range`` drivers encode one chunk of units with their own scratch (the model object runs
+chunks on a thread pool: the kernels release the GIL) and write unit u's tokens at ``slot[u]``;
+``hf_text.compact_tokens`` packs them.
 
 Vocabulary lookups go through the model's ``BytesMap`` over the UTF-8 of the HF token strings.
 BPE merging is ``kernels/bpe.py::bpe_merge``; the symbol groups are read back from its linked
 list (``nxt``), which it leaves intact.
 """
 import numpy as np
-from numba import prange
-
-from .._jit import batch_kernel, kernel
+from .._jit import kernel
 from .bpe import bpe_merge, new_scratch
 from .hashmap import bytesmap_get, intmap_get
-from .hf_text import END, START, TOK, _utf8_put, unit_chunks
+from .hf_text import END, START, TOK, _utf8_put
 from .trie import common_prefix_search
 
 # BPE params (int64 array)
@@ -186,66 +185,43 @@ def _max_unit(U, lo, hi):
     return m
 
 
-@batch_kernel
-def bpe_batch(U, cps, V, B, slot, per_char, n_chunks):
-    total = slot[U.shape[0]]
-    out_ids = np.empty(max(total, 1), np.int32)
-    out_s = np.empty(max(total, 1), np.int64)
-    out_e = np.empty(max(total, 1), np.int64)
-    counts = np.zeros(U.shape[0], np.int64)
-    bounds = unit_chunks(U, n_chunks)
-    for c in prange(n_chunks):
-        lo = bounds[c]
-        hi = bounds[c + 1]
-        if lo == hi:
+@kernel
+def bpe_range(U, lo, hi, cps, V, B, slot, per_char, out_ids, out_s, out_e, counts):
+    """Encode the text units ``U[lo:hi]`` (one thread's chunk); unit u's tokens go to ``slot[u]``."""
+    sc = _bpe_scratch(_max_unit(U, lo, hi), per_char)
+    for u in range(lo, hi):
+        if U[u, TOK] >= 0:
             continue
-        sc = _bpe_scratch(_max_unit(U, lo, hi), per_char)
-        for u in range(lo, hi):
-            if U[u, TOK] >= 0:
-                continue
-            p = slot[u]
-            counts[u] = bpe_word(cps, U[u, START], U[u, END], V, B, out_ids, out_s, out_e, p, sc) - p
-    return out_ids, out_s, out_e, counts
+        p = slot[u]
+        counts[u] = bpe_word(cps, U[u, START], U[u, END], V, B, out_ids, out_s, out_e, p, sc) - p
 
 
 # ------------------------------------------------------------------ WordLevel
-@batch_kernel
-def wordlevel_batch(U, cps, V, unk_id, slot, n_chunks):
-    total = slot[U.shape[0]]
-    out_ids = np.empty(max(total, 1), np.int32)
-    out_s = np.empty(max(total, 1), np.int64)
-    out_e = np.empty(max(total, 1), np.int64)
-    counts = np.zeros(U.shape[0], np.int64)
-    bounds = unit_chunks(U, n_chunks)
-    for c in prange(n_chunks):
-        lo = bounds[c]
-        hi = bounds[c + 1]
-        if lo == hi:
+@kernel
+def wordlevel_range(U, lo, hi, cps, V, unk_id, slot, out_ids, out_s, out_e, counts):
+    cap = _max_unit(U, lo, hi)
+    buf = np.empty(4 * cap + 4, np.uint8)
+    b2c = np.empty(4 * cap + 5, np.int64)
+    cstart = np.empty(cap + 1, np.int64)
+    for u in range(lo, hi):
+        if U[u, TOK] >= 0:
             continue
-        cap = _max_unit(U, lo, hi)
-        buf = np.empty(4 * cap + 4, np.uint8)
-        b2c = np.empty(4 * cap + 5, np.int64)
-        cstart = np.empty(cap + 1, np.int64)
-        for u in range(lo, hi):
-            if U[u, TOK] >= 0:
-                continue
-            s = U[u, START]
-            e = U[u, END]
-            if e == s:
-                continue
-            nb = unit_bytes(cps, s, e, buf, b2c, cstart)
-            tid = bytesmap_get(V[0], V[1], V[2], V[3], buf, 0, nb)
-            if tid < 0:
-                tid = unk_id
-            if tid < 0:
-                counts[u] = -1  # error: no unk token
-                continue
-            p = slot[u]
-            out_ids[p] = tid
-            out_s[p] = s
-            out_e[p] = e
-            counts[u] = 1
-    return out_ids, out_s, out_e, counts
+        s = U[u, START]
+        e = U[u, END]
+        if e == s:
+            continue
+        nb = unit_bytes(cps, s, e, buf, b2c, cstart)
+        tid = bytesmap_get(V[0], V[1], V[2], V[3], buf, 0, nb)
+        if tid < 0:
+            tid = unk_id
+        if tid < 0:
+            counts[u] = -1  # error: no unk token
+            continue
+        p = slot[u]
+        out_ids[p] = tid
+        out_s[p] = s
+        out_e[p] = e
+        counts[u] = 1
 
 
 # ------------------------------------------------------------------ Unigram (HF rules: f64, fuse_unk)
@@ -348,23 +324,11 @@ def _unigram_scratch(cap_chars):
             np.empty(nb + 1, np.int32), np.empty(nb + 1, np.int32))
 
 
-@batch_kernel
-def unigram_batch(U, cps, V, G, slot, n_chunks):
-    total = slot[U.shape[0]]
-    out_ids = np.empty(max(total, 1), np.int32)
-    out_s = np.empty(max(total, 1), np.int64)
-    out_e = np.empty(max(total, 1), np.int64)
-    counts = np.zeros(U.shape[0], np.int64)
-    bounds = unit_chunks(U, n_chunks)
-    for c in prange(n_chunks):
-        lo = bounds[c]
-        hi = bounds[c + 1]
-        if lo == hi:
+@kernel
+def unigram_range(U, lo, hi, cps, V, G, slot, out_ids, out_s, out_e, counts):
+    sc = _unigram_scratch(_max_unit(U, lo, hi))
+    for u in range(lo, hi):
+        if U[u, TOK] >= 0:
             continue
-        sc = _unigram_scratch(_max_unit(U, lo, hi))
-        for u in range(lo, hi):
-            if U[u, TOK] >= 0:
-                continue
-            p = slot[u]
-            counts[u] = unigram_word(cps, U[u, START], U[u, END], V, G, out_ids, out_s, out_e, p, sc) - p
-    return out_ids, out_s, out_e, counts
+        p = slot[u]
+        counts[u] = unigram_word(cps, U[u, START], U[u, END], V, G, out_ids, out_s, out_e, p, sc) - p

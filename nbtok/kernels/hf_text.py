@@ -20,10 +20,9 @@ change: 0 replaces the next old char (and takes its alignment), ``-k`` also swal
 is inserted and shares the alignment of the old char just before the cursor.
 """
 import numpy as np
-from numba import prange
-
-from .._jit import batch_kernel, kernel
+from .._jit import kernel
 from .hashmap import intmap_get
+from .pretokenize import pretokenize
 
 DOC, TOK, START, END, LEAD, TRAIL = 0, 1, 2, 3, 4, 5
 NCOL = 6
@@ -129,11 +128,9 @@ def added_split(U, cps, a_s, a_e, tkeys, tvals, term, tok_ids, tok_flags, skip_s
             out[m, LEAD] = lead
             out[m, TRAIL] = trail
             m += 1
+            # HF keeps scanning where the trie match ended: a match starting inside an rstrip
+            # span gives overlapping units, as in ``find_matches``
             start_offset = stop
-            # HF keeps scanning where the trie match ended (rstrip spans may overlap a match
-            # that starts inside them; we skip past them instead, which HF cannot express)
-            if pos < stop:
-                pos = stop
         if start_offset < e0 or s0 == e0:
             out[m, DOC] = doc
             out[m, TOK] = -1
@@ -890,7 +887,9 @@ def unit_slots(U, per_char, extra):
     return slot
 
 
-@batch_kernel
-def _noop_parallel(x):  # pragma: no cover - keeps prange imported for the model kernels
-    for i in prange(x.shape[0]):
-        x[i] = x[i]
+@kernel
+def pretokenize_range(U, lo, hi, buf, offs, table, cfg, out, counts):
+    """Run the byte-level scanner over the text units ``U[lo:hi]`` (UTF-8 from ``units_utf8``)."""
+    for u in range(lo, hi):
+        if U[u, TOK] < 0 and offs[u + 1] > offs[u]:
+            counts[u] = pretokenize(buf, offs[u], offs[u + 1], table, cfg, out[offs[u]:])

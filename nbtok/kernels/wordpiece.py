@@ -6,12 +6,10 @@ time. A word with more than ``max_input_chars_per_word`` chars, or with a positi
 piece matches, becomes one unk token spanning the whole word.
 """
 import numpy as np
-from numba import prange
-
-from .._jit import batch_kernel, kernel
+from .._jit import kernel
 from .hashmap import bytesmap_get
 from .hf_models import _max_unit, unit_bytes
-from .hf_text import END, START, TOK, unit_chunks
+from .hf_text import END, START, TOK
 
 
 @kernel
@@ -60,26 +58,14 @@ def wordpiece_word(cps, s, e, V, prefix, unk_id, max_chars, out_ids, out_s, out_
     return w
 
 
-@batch_kernel
-def wordpiece_batch(U, cps, V, prefix, unk_id, max_chars, slot, n_chunks):
-    total = slot[U.shape[0]]
-    out_ids = np.empty(max(total, 1), np.int32)
-    out_s = np.empty(max(total, 1), np.int64)
-    out_e = np.empty(max(total, 1), np.int64)
-    counts = np.zeros(U.shape[0], np.int64)
-    bounds = unit_chunks(U, n_chunks)
-    for c in prange(n_chunks):
-        lo = bounds[c]
-        hi = bounds[c + 1]
-        if lo == hi:
+@kernel
+def wordpiece_range(U, lo, hi, cps, V, prefix, unk_id, max_chars, slot, out_ids, out_s, out_e, counts):
+    cap = _max_unit(U, lo, hi)
+    sc = (np.empty(4 * cap + 4, np.uint8), np.empty(4 * cap + 5, np.int64),
+          np.empty(cap + 1, np.int64), np.empty(4 * cap + 4 + prefix.shape[0], np.uint8))
+    for u in range(lo, hi):
+        if U[u, TOK] >= 0:
             continue
-        cap = _max_unit(U, lo, hi)
-        sc = (np.empty(4 * cap + 4, np.uint8), np.empty(4 * cap + 5, np.int64),
-              np.empty(cap + 1, np.int64), np.empty(4 * cap + 4 + prefix.shape[0], np.uint8))
-        for u in range(lo, hi):
-            if U[u, TOK] >= 0:
-                continue
-            p = slot[u]
-            counts[u] = wordpiece_word(cps, U[u, START], U[u, END], V, prefix, unk_id, max_chars,
-                                       out_ids, out_s, out_e, p, sc) - p
-    return out_ids, out_s, out_e, counts
+        p = slot[u]
+        counts[u] = wordpiece_word(cps, U[u, START], U[u, END], V, prefix, unk_id, max_chars,
+                                   out_ids, out_s, out_e, p, sc) - p

@@ -75,7 +75,6 @@ def hf_class_table():
     for a, b in ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),
                  (0x2B740, 0x2B81F), (0x2B920, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F)):
         table[a:b + 1] |= K.C_CJK
-    table.setflags(write=False)
     return table
 
 
@@ -203,6 +202,32 @@ def nf_transform(s, form):
 
 
 # ---------------------------------------------------------------------------------------------
+# threads: the ``*_range`` kernels release the GIL
+
+_POOL = {}
+
+
+def run_chunks(fn, U, args, num_threads=None):
+    """``fn(U, lo, hi, *args)`` over chunks of the units, on ``num_threads`` threads
+    (default: ``numba.get_num_threads()``)."""
+    threads = numba.get_num_threads() if num_threads is None else max(1, int(num_threads))
+    n = len(U)
+    if threads == 1 or n < 64:
+        fn(U, 0, n, *args)
+        return
+    n_chunks = min(n, 4 * threads)
+    bounds = K.unit_chunks(U, n_chunks).tolist()
+    pool = _POOL.get(threads)
+    if pool is None:
+        from concurrent.futures import ThreadPoolExecutor
+        pool = _POOL[threads] = ThreadPoolExecutor(threads, thread_name_prefix="nbtok-hf")
+    futures = [pool.submit(fn, U, bounds[c], bounds[c + 1], *args)
+               for c in range(n_chunks) if bounds[c + 1] > bounds[c]]
+    for f in futures:
+        f.result()
+
+
+# ---------------------------------------------------------------------------------------------
 # floats as ``tokenizers`` reads them
 
 _POW10 = [float(f"1e{i}") for i in range(309)]
@@ -282,7 +307,7 @@ def serde_f64(x):
 # batch state
 
 class _Batch:
-    __slots__ = ("U", "cps", "a_s", "a_e", "doc_start", "n_docs")
+    __slots__ = ("U", "cps", "a_s", "a_e", "doc_start", "n_docs", "threads")
 
     def text_rows(self):
         return np.nonzero(self.U[:, K.TOK] < 0)[0]
@@ -649,6 +674,7 @@ def _single_batch(s):
     b.doc_start = np.array([0, n], np.int64)
     b.n_docs = 1
     b.U = np.array([[0, -1, 0, n, 0, 0]], np.int64)
+    b.threads = 1
     return b
 
 
@@ -671,12 +697,12 @@ class _RegexSplitter:
 
     def matches(self, b):
         if self.cfg is not None:
-            from ..kernels.pretokenize import pretokenize_batch
             from ..unicode_classes import load_table
             buf, offs, char_of = K.units_utf8(b.U, b.cps)
             out = np.empty(len(buf), np.int64)
             counts = np.zeros(len(b.U), np.int64)
-            pretokenize_batch(buf, offs, load_table("regex"), self.cfg, out, counts)
+            run_chunks(K.pretokenize_range, b.U, (buf, offs, load_table("regex"), self.cfg, out, counts),
+                       getattr(b, "threads", None))
             return K.ends_to_matches(b.U, offs, out, counts, char_of)
         return _regex_matches(b, self.regex)
 
@@ -1414,6 +1440,7 @@ class HuggingFaceModel:
             if not isinstance(t, str):
                 raise TypeError(f"expected str, got {type(t).__name__}")
         b = _Batch()
+        b.threads = num_threads
         lengths = np.fromiter(map(len, texts), np.int64, len(texts))
         joined = "".join(texts)
         raw = _utf32(joined)
@@ -1458,27 +1485,26 @@ class HuggingFaceModel:
         return any(a["lstrip"] or a["rstrip"] or a["single_word"] for a in self.added)
 
     def _model(self, b, num_threads):
-        threads = numba.get_num_threads() if num_threads is None else max(1, int(num_threads))
-        n_chunks = max(1, min(len(b.U), 8 * threads))
         if self.kind == "BPE":
             per_char, extra = self._bpe_per_char, 0
         else:
             per_char, extra = 4, 1
         slot = K.unit_slots(b.U, per_char, extra)
-        previous = numba.get_num_threads()
-        numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
-        try:
-            if self.kind == "BPE":
-                res = KM.bpe_batch(b.U, b.cps, self._V, self._B, slot, per_char, n_chunks)
-            elif self.kind == "Unigram":
-                res = KM.unigram_batch(b.U, b.cps, self._V, self._G, slot, n_chunks)
-            elif self.kind == "WordPiece":
-                res = KW.wordpiece_batch(b.U, b.cps, self._V, self.wp_prefix, self.unk_id, self.wp_max, slot, n_chunks)
-            else:
-                res = KM.wordlevel_batch(b.U, b.cps, self._V, self.unk_id, slot, n_chunks)
-        finally:
-            numba.set_num_threads(previous)
-        out_ids, out_s, out_e, counts = res
+        total = max(int(slot[-1]), 1)
+        out_ids = np.empty(total, np.int32)
+        out_s = np.empty(total, np.int64)
+        out_e = np.empty(total, np.int64)
+        counts = np.zeros(len(b.U), np.int64)
+        outs = (slot, out_ids, out_s, out_e, counts)
+        if self.kind == "BPE":
+            fn, args = KM.bpe_range, (b.cps, self._V, self._B, slot, per_char, out_ids, out_s, out_e, counts)
+        elif self.kind == "Unigram":
+            fn, args = KM.unigram_range, (b.cps, self._V, self._G) + outs
+        elif self.kind == "WordPiece":
+            fn, args = KW.wordpiece_range, (b.cps, self._V, self.wp_prefix, self.unk_id, self.wp_max) + outs
+        else:
+            fn, args = KM.wordlevel_range, (b.cps, self._V, self.unk_id) + outs
+        run_chunks(fn, b.U, args, num_threads)
         if counts.size and counts.min() < 0:
             raise ValueError("the text needs the unknown token, but the model defines none")
         ids, ts, te, t_off = K.compact_tokens(b.U, out_ids, out_s, out_e, counts, slot, 0)

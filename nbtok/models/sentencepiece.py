@@ -275,6 +275,20 @@ class SentencePieceModel:
             raise NotImplementedError("n-best sampling (nbest_size > 1) is not implemented; use nbest_size=-1")
         return kuni.sample_one(buf, self.N, self.M, F, float(alpha))
 
+    def nbest_encode(self, text, n, add_bos=False, add_eos=False):
+        """The ``n`` best segmentations (Unigram), best first, as a list of int32 arrays.
+
+        k-best Viterbi over the lattice by total piece score; segmentations with exactly equal
+        scores may be ordered differently from sentencepiece's A* search."""
+        if self.model_type != "unigram":
+            raise ValueError("nbest_encode needs a Unigram model")
+        n = int(n)
+        if not 1 <= n <= 1024:
+            raise ValueError("n must be in [1, 1024]")
+        buf = np.frombuffer(_as_bytes(text), np.uint8)
+        ids, off, _ = kuni.nbest_one(buf, self.N, self.M, self._F(add_bos, add_eos), n)
+        return [ids[off[j]:off[j + 1]] for j in range(off.size - 1)]
+
     def _symbols(self, text, dropout=0.0):
         buf = np.frombuffer(_as_bytes(text), np.uint8)
         if self.model_type == "unigram":

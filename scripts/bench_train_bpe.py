@@ -22,6 +22,21 @@ for merge.
 
 nbtok's time is measured with a warm JIT cache: the child first trains on a tiny input (that
 loads the compiled kernels; shown as "jit load"), then the timed run.
+
+Measured 2026-11-29 on the shared 2-core box (load average 5-10 from other jobs, so wall times
+are noisy; CPU is the steadier column). 32k from a separate run of the 32k group:
+
+| vocab | trainer | time (s) | CPU (s) | peak RSS (MB) | time / HF | merges = HF |
+| ---: | --- | ---: | ---: | ---: | ---: | --- |
+| 32,000 | nbtok | 35.3 | 17.2 | 650 | 0.12 | yes |
+| 32,000 | hf | 287.8 | 146.8 | 1693 | 1.00 | - |
+| 32,000 | rustbpe | 86.7 | 44.4 | 806 | 0.30 | - |
+| 64,000 | nbtok | 32.7 | 22.1 | 742 | 0.14 | yes |
+| 64,000 | hf | 238.0 | 145.4 | 1791 | 1.00 | - |
+| 64,000 | rustbpe | 86.0 | 42.4 | 869 | 0.36 | - |
+| 128,000 | nbtok | 51.9 | 27.3 | 778 | 0.14 | yes |
+| 128,000 | hf | 367.3 | 162.7 | 1807 | 1.00 | - |
+| 128,000 | rustbpe | 83.1 | 37.3 | 886 | 0.23 | - |
 """
 import argparse
 import json

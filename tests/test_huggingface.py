@@ -184,7 +184,7 @@ EXTRA = [
     "", " ", "  leading and trailing  ", "\t\ttabs\tand\nnewlines\r\n", "hello world hello world",
     "<|endoftext|>text<|endoftext|>", " <mask> masked <mask>", "<s></s><unk>", "<|user|>   hi",
     "ArticleArticle Article, (Article) xArticle", "digits 1234567890 ١٢٣ ⅷ", "ﬁne ℌ ① ｆｕｌｌ", "e\u0301 a\u0308\u0301 한국어 ᄀᄀᄀ각",
-    "🙃 👩‍👩‍👧 🇫🇷 \U0001fae8", "can't won't I'm we've they're", "CAPS lower MiXeD İstanbul ß",
+    "🙃 👩‍👩‍👧 🇫🇷 \U0001fae8 unassigned \u0ae4 \ue000 private", "can't won't I'm we've they're", "CAPS lower MiXeD İstanbul ß",
     "a" * 300, "x" * 120 + " " + "y" * 120, "\u0000\u0001 ctrl \ufffd \u200b zero-width", "universal Universal UNIVERSAL",
     "中文字符测试 and 日本語のテキスト", "   ", "end with space ", "\u3000ideographic\u3000space", "Ġ▁ already-mapped chars",
 ]

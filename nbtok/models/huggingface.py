@@ -67,7 +67,8 @@ def hf_class_table():
         ascii_punct[r[0]:r[1] + 1] = True
     table[is_p | ascii_punct] |= K.C_BERT_PUNCT
     table[_regex_class(r"\p{N}")] |= K.C_NUMERIC
-    ctrl = _regex_class(r"\p{C}")
+    # BertNormalizer's is_other (unicode_categories): Cc, Cf, Co, Cs -- unassigned code points are kept
+    ctrl = _regex_class(r"[\p{Cc}\p{Cf}\p{Co}]")
     ctrl[0xD800:0xE000] = True
     ctrl[[9, 10, 13]] = False
     table[ctrl] |= K.C_CONTROL

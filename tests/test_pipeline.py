@@ -211,3 +211,11 @@ def test_cli_bad_model_file(tmp_path):
     bad.write_bytes(b"not base64 at all\n")
     out = run_cli("encode", "--model", str(bad), "x")
     assert out.returncode == 1 and "bad.tiktoken:1" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_gpt2_saves_as_tokenizer_json(tmp_path, gpt2):
+    tokenizers = pytest.importorskip("tokenizers")
+    gpt2.save_huggingface(tmp_path / "tokenizer.json")
+    hf = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    for text in TEXTS:
+        assert hf.encode(text, add_special_tokens=False).ids == gpt2.encode(text).tolist()

@@ -270,6 +270,11 @@ class ByteLevelBPE:
         from ..formats.gpt2 import save_gpt2
         save_gpt2(self.ranks, self.merges, self.special_tokens, vocab_json_path, merges_txt_path)
 
+    def save_huggingface(self, path):
+        """A ``tokenizer.json`` (BPE + ByteLevel) that HF tokenizers encodes identically."""
+        from ..formats.huggingface import save_huggingface
+        save_huggingface(self, path)
+
     @property
     def merges(self):
         """``list[(bytes, bytes)]`` in rank order (derived from the ranks when loaded from tiktoken)."""

@@ -117,7 +117,7 @@ class ByteLevelBPE:
         self.__dict__.update(self.from_state(st).__dict__)
 
     # ------------------------------------------------------------------ special tokens
-    def _allowed(self, text_or_none, allowed_special, disallowed_special):
+    def _allowed(self, allowed_special, disallowed_special):
         """tiktoken's rules: returns the allowed set, raising for disallowed ones found in text."""
         all_special = set(self.special_tokens)
         if allowed_special == "all":
@@ -151,7 +151,7 @@ class ByteLevelBPE:
 
     # ------------------------------------------------------------------ encoding
     def encode(self, text, allowed_special=frozenset(), disallowed_special="all"):
-        allowed, disallowed = self._allowed(text, allowed_special, disallowed_special)
+        allowed, disallowed = self._allowed(allowed_special, disallowed_special)
         if disallowed:
             self._check_disallowed(text, disallowed)
         if self.pre.cfg is None:
@@ -162,7 +162,7 @@ class ByteLevelBPE:
         return self.encode(text, allowed_special=(), disallowed_special=())
 
     def encode_batch_ragged(self, texts, allowed_special=frozenset(), disallowed_special="all", num_threads=None):
-        allowed, disallowed = self._allowed(None, allowed_special, disallowed_special)
+        allowed, disallowed = self._allowed(allowed_special, disallowed_special)
         buf, offsets, encoded = pack_utf8(texts)
         if disallowed:
             for data in encoded:
@@ -206,7 +206,6 @@ class ByteLevelBPE:
 
     def _encode_fallback(self, data, allowed):
         """Pre-tokenization by the ``regex`` module (a user pattern nbtok has no scanner for)."""
-        text = data.decode("utf-8")
         pieces = []
         start = 0
         S = self._S(allowed)
@@ -221,7 +220,6 @@ class ByteLevelBPE:
                 break
             pieces.append(np.array([sid], np.int32))
             start = pos + length
-        del text
         return np.concatenate(pieces) if pieces else np.zeros(0, np.int32)
 
     def encode_as_pieces(self, text, **opts):
@@ -347,7 +345,6 @@ def _byte_ids(tokens):
     return ids
 
 
-PATTERNS = {"gpt2": "gpt2"}
 BUNDLED = {"gpt2": ("gpt2.tiktoken.gz", "gpt2", {"<|endoftext|>": 50256})}
 
 

@@ -54,9 +54,19 @@ class Vocab:
                        else np.ascontiguousarray(scores, np.float32))
         self.kinds = (np.full(len(pieces), NORMAL, np.int8) if kinds is None
                       else np.ascontiguousarray(kinds, np.int8))
-        if self.scores.shape[0] != len(pieces) or self.kinds.shape[0] != len(pieces):
-            raise ValueError("scores and kinds must have one entry per piece")
         self._map = None
+        self._validate()
+
+    def _validate(self):
+        """Every array a kernel indexes with: checked once, where it enters (a file, a user)."""
+        offs, data = self.piece_offsets, self.piece_bytes
+        if offs.ndim != 1 or offs.shape[0] < 1 or data.ndim != 1:
+            raise ValueError("piece_offsets and piece_bytes must be 1-D, with at least one offset")
+        if offs[0] != 0 or offs[-1] != data.shape[0] or (offs.shape[0] > 1 and (np.diff(offs) < 0).any()):
+            raise ValueError("piece_offsets must rise from 0 to len(piece_bytes)")
+        n = offs.shape[0] - 1
+        if self.scores.shape != (n,) or self.kinds.shape != (n,):
+            raise ValueError("scores and kinds must have one entry per piece")
 
     def __len__(self):
         return self.piece_offsets.shape[0] - 1
@@ -98,5 +108,9 @@ class Vocab:
                 "scores": self.scores, "kinds": self.kinds}
 
     def __setstate__(self, state):
-        self.__dict__.update(state)
+        self.piece_bytes = np.ascontiguousarray(state["piece_bytes"], np.uint8)
+        self.piece_offsets = np.ascontiguousarray(state["piece_offsets"], np.int64)
+        self.scores = np.ascontiguousarray(state["scores"], np.float32)
+        self.kinds = np.ascontiguousarray(state["kinds"], np.int8)
         self._map = None
+        self._validate()

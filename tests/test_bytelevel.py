@@ -289,3 +289,23 @@ def test_custom_regex_falls_back_to_regex_module_like_tiktoken():
     for allowed in ("all", set()):
         got = tok.encode_batch(lines, allowed_special=allowed, disallowed_special=())
         assert [g.tolist() for g in got] == [ref.encode(l, allowed_special=allowed, disallowed_special=()) for l in lines]
+
+
+def test_native_file_with_bad_offsets_is_rejected(tmp_path, gpt2):
+    import zipfile
+    path = tmp_path / "gpt2.nbtok"
+    gpt2.save(path)
+    bad = tmp_path / "bad.nbtok"
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(bad, "w") as dst:
+        for item in src.namelist():
+            data = src.read(item)
+            if item == "state/vocab/piece_offsets.npy":
+                import io
+                offs = np.load(io.BytesIO(data))
+                offs[5] = 10 ** 9
+                buf = io.BytesIO()
+                np.save(buf, offs)
+                data = buf.getvalue()
+            dst.writestr(item, data)
+    with pytest.raises(ValueError, match="piece_offsets"):
+        nbtok.Tokenizer.load(bad)

@@ -35,6 +35,7 @@ def _vocab_from_arrays(piece_bytes, piece_offsets, scores, kinds):
     v.scores = scores
     v.kinds = kinds
     v._map = None
+    v._validate()
     return v
 
 

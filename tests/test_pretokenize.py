@@ -4,7 +4,6 @@ Every known pattern string is run by the Numba scanner and compared with ``regex
 hand-written tricky cases, hypothesis-generated text, and (when ../shared/data exists) every line
 of every corpus file.
 """
-import time
 
 import numpy as np
 import pytest
@@ -83,7 +82,7 @@ def check(key, text):
     assert pre.split(text) == rx.findall(text), (key, text)
 
 
-def test_table_metadata_and_speed():
+def test_table_metadata():
     rx_version, ucd, tk_ucd, hf_ucd = versions()
     assert ucd == "17.0" and tk_ucd == "16.0" and hf_ucd == "16.0"
     assert np.array_equal(load_table("hf"), load_table("tiktoken"))
@@ -92,11 +91,6 @@ def test_table_metadata_and_speed():
     assert np.count_nonzero(t & 4) == 25  # Unicode White_Space
     assert t[0x17F] & 16  # ſ is Ll
     assert not t[0x1C] & 4  # Python re's \s has U+001C..U+001F, regex/Rust do not
-    from nbtok import unicode_classes
-    unicode_classes._cache.clear()
-    start = time.perf_counter()
-    load_table()
-    assert time.perf_counter() - start < 0.05
 
 
 @pytest.mark.parametrize("key", list(SCANNED))

@@ -8,9 +8,7 @@ vocabulary. Full-corpus parity over ``../shared/data`` is in ``test_sentencepiec
 """
 import io
 import itertools
-import os
 import random
-import time
 
 import numpy as np
 import pytest
@@ -286,26 +284,17 @@ def test_charsmap_validation():
 
 
 # ---------------------------------------------------------------------------------- worst case
-def test_worst_case_growth(spm_models):
-    """1 MB without spaces (Japanese; one repeated character): BPE ~ N log N, Unigram linear."""
+def test_worst_case_inputs_match(spm_models):
+    """1 MB without spaces (Japanese; one repeated character) is one long sequence for the merge
+    loop and the lattice: ids equal sentencepiece's. Growth of the time (N log N for BPE, linear
+    for Unigram) is measured by asv_benchmarks/bench_sentencepiece.py WorstCase; tests do not time."""
     ja = (SPM_DATA / "wagahaiwa_nekodearu_head.txt").read_text(encoding="utf-8").replace("\r\n", "").replace(" ", "")
     ja = (ja * (1_100_000 // len(ja.encode()) + 1))
     for name in ("bpe_32k", "uni_32k"):
-        tok, _ = load_pair(spm_models[name])
+        tok, sp = load_pair(spm_models[name])
         for base in (ja, "\u3042" * 400_000):
-            small = base.encode()[:100_000].decode("utf-8", "ignore")
             big = base.encode()[:1_000_000].decode("utf-8", "ignore")
-            tok.encode(small)
-
-            def best(t, reps=5):
-                times = []
-                for _ in range(reps):
-                    t0 = time.process_time()
-                    tok.encode(t)
-                    times.append(time.process_time() - t0)
-                return min(times)
-            ratio = best(big) / best(small)
-            assert ratio < 15, f"{name}: time(1MB)/time(100KB) = {ratio:.1f}"
+            assert tok.encode(big).tolist() == sp.encode(big), name
 
 
 # ---------------------------------------------------------------------------------- sampling

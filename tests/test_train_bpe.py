@@ -2,13 +2,10 @@
 reference trainer on random corpora, HF tokenizers' BpeTrainer with tie_break="hf", chunked
 counting, the trained tokenizer's encode/save round trips, and bad input."""
 import json
-import os
 import pickle
-import time
 from collections import Counter
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 import nbtok
@@ -108,14 +105,6 @@ def test_cs336_reference_vocab_exact(cs336):
     assert set(cs336.vocab.values()) == set(ref_vocab.values())
     assert cs336.vocab == ref_vocab
     assert cs336.vocab_size == 500
-
-
-def test_cs336_speed_warm(cs336):
-    # warm JIT (the fixture compiled everything); upstream's bound is 1.5 s, ours is measured
-    # by scripts/bench_train_bpe.py (target < 0.5 s); this bound is generous for slow CI
-    t = time.perf_counter()
-    nbtok.train_bpe(CORPUS_EN, 500, special_tokens=["<|endoftext|>"], progress=False)
-    assert time.perf_counter() - t < 1.5
 
 
 # ---------------------------------------------------------------- 1b. random corpora vs the reference

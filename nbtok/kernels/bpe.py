@@ -18,14 +18,15 @@ it is correct even after the node changed.
 """
 import numpy as np
 
-from .._jit import kernel
+from .._jit import kernel, leaf_kernel
 from .hashmap import intmap_get
 from .heap import heap_pop, heap_push, heapify
+from .runqueue import new_runqueue, rq_capacity, rq_clear, rq_pop, rq_push
 
 LOW32 = 0xFFFFFFFF
 
 
-@kernel
+@leaf_kernel
 def pair_value(map_keys, map_values, left, right):
     return intmap_get(map_keys, map_values, (np.int64(left) << 32) | np.int64(right), np.int64(-1))
 
@@ -43,7 +44,7 @@ def new_pair_cache():
     return cache
 
 
-@kernel
+@leaf_kernel
 def cached_pair_value(map_keys, map_values, cache, left, right):
     key = (np.int64(left) << 32) | np.int64(right)
     row = np.int64((np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)) & (PAIR_CACHE_SLOTS - 1)
@@ -69,21 +70,54 @@ def bpe_merge(ids, n, map_keys, map_values, heap, prev, nxt, pair_at, dropout):
     ``dropout`` in [0, 1): each valid merge popped from the queue is skipped with that
     probability and not re-queued (sentencepiece's BPE-dropout). Pass 0.0 for encoding.
     """
-    return bpe_merge_cached(ids, n, map_keys, map_values, heap, prev, nxt, pair_at, dropout,
-                            np.zeros((1, 2), np.int64), False)
+    no_cache = np.empty((1, 2), np.int64)
+    if n >= LONG_PIECE:
+        return bpe_merge_cached(ids, n, map_keys, map_values, heap, prev, nxt, pair_at, dropout,
+                                no_cache, False, new_runqueue(3 * n + 1))
+    return merge_loop(ids, n, map_keys, map_values, heap, prev, nxt, pair_at, dropout, no_cache, False, None)
 
 
-@kernel
+@leaf_kernel
 def lookup(map_keys, map_values, cache, use_cache, left, right):
     if use_cache:
         return cached_pair_value(map_keys, map_values, cache, left, right)
     return pair_value(map_keys, map_values, left, right)
 
 
-@kernel
-def bpe_merge_cached(ids, n, map_keys, map_values, heap, prev, nxt, pair_at, dropout, cache, use_cache):
+LONG_PIECE = 256  # from this many symbols on, the queue is a ``RunQueue`` (kernels/runqueue.py)
+
+
+@leaf_kernel
+def bpe_merge_cached(ids, n, map_keys, map_values, heap, prev, nxt, pair_at, dropout, cache, use_cache, queue):
     """``bpe_merge`` with merge-table lookups through ``cache`` (``new_pair_cache``) when
-    ``use_cache``; the results are identical."""
+    ``use_cache``, and pieces of ``LONG_PIECE`` symbols or more queued in ``queue``
+    (``new_runqueue``) when it has room for them; the results are identical."""
+    if n >= LONG_PIECE and rq_capacity(queue) >= 3 * n + 1:
+        rq_clear(queue)
+        return merge_loop(ids, n, map_keys, map_values, heap, prev, nxt, pair_at, dropout, cache, use_cache,
+                          queue)
+    return merge_loop(ids, n, map_keys, map_values, heap, prev, nxt, pair_at, dropout, cache, use_cache, None)
+
+
+@leaf_kernel
+def _push(heap, size, queue, rank, pos):
+    if queue is None:
+        return heap_push(heap, size, (rank << 32) | pos)
+    rq_push(queue, rank, pos)
+    return size + 1
+
+
+@leaf_kernel
+def _pop(heap, size, queue):
+    if queue is None:
+        return heap_pop(heap, size)
+    return rq_pop(queue), size - 1
+
+
+@leaf_kernel
+def merge_loop(ids, n, map_keys, map_values, heap, prev, nxt, pair_at, dropout, cache, use_cache, queue):
+    """The merge loop over ``heap`` (``queue`` is None: an array heap, heapified after the first
+    pass) or over a ``RunQueue`` (for long pieces); both pop in the same order."""
     if n < 2:
         return n
     size = 0
@@ -94,12 +128,16 @@ def bpe_merge_cached(ids, n, map_keys, map_values, heap, prev, nxt, pair_at, dro
         v = lookup(map_keys, map_values, cache, use_cache, ids[i], ids[i + 1])
         pair_at[i] = v
         if v >= 0:
-            heap[size] = ((v >> 32) << 32) | i
-            size += 1
+            if queue is None:
+                heap[size] = ((v >> 32) << 32) | i
+                size += 1
+            else:
+                size = _push(heap, size, queue, v >> 32, i)
     pair_at[n - 1] = -1
-    heapify(heap, size)
+    if queue is None:
+        heapify(heap, size)
     while size > 0:
-        key, size = heap_pop(heap, size)
+        key, size = _pop(heap, size, queue)
         i = key & LOW32
         v = pair_at[i]
         if v < 0 or (v >> 32) != (key >> 32):
@@ -118,12 +156,12 @@ def bpe_merge_cached(ids, n, map_keys, map_values, heap, prev, nxt, pair_at, dro
             pv = lookup(map_keys, map_values, cache, use_cache, ids[p], ids[i])
             pair_at[p] = pv
             if pv >= 0:
-                size = heap_push(heap, size, ((pv >> 32) << 32) | p)
+                size = _push(heap, size, queue, pv >> 32, p)
         if k < n:
             nv = lookup(map_keys, map_values, cache, use_cache, ids[i], ids[k])
             pair_at[i] = nv
             if nv >= 0:
-                size = heap_push(heap, size, ((nv >> 32) << 32) | i)
+                size = _push(heap, size, queue, nv >> 32, i)
         else:
             pair_at[i] = -1
     m = 0

@@ -28,10 +28,11 @@ bytes); ``compact_ragged`` then packs them.
 import numpy as np
 from numba import prange
 
-from .._jit import batch_kernel, kernel
-from .bpe import bpe_merge_cached, new_pair_cache, new_scratch
+from .._jit import batch_kernel, kernel, leaf_kernel
+from .bpe import LONG_PIECE, bpe_merge_cached, new_pair_cache, new_scratch
 from .hashmap import SHORT_KEY_BYTES, bytesmap_get, shortmap_get
 from .pretokenize import pretokenize
+from .runqueue import new_runqueue
 
 
 CACHE_SLOTS = 4096
@@ -41,9 +42,11 @@ CACHE_IDS = 6
 
 @kernel
 def new_piece_scratch(cap):
-    """Scratch for pieces of up to ``cap`` bytes: ``bpe_merge``'s arrays plus its pair cache."""
+    """Scratch for pieces of up to ``cap`` bytes: ``bpe_merge``'s arrays, its pair cache and,
+    if pieces can be long, its run queue (untouched memory until a long piece comes)."""
     heap, prev, nxt, pair_at = new_scratch(cap)
-    return heap, prev, nxt, pair_at, new_pair_cache()
+    queue = new_runqueue(3 * cap + 1 if cap >= LONG_PIECE else 1)
+    return heap, prev, nxt, pair_at, new_pair_cache(), queue
 
 
 @kernel
@@ -62,7 +65,7 @@ def new_cache(slots=CACHE_SLOTS):
     return np.zeros((slots, 8), np.int64)
 
 
-@kernel
+@leaf_kernel
 def pack_word(buf, start, end):
     """``buf[start:end]`` (at most 8 bytes) as one little-endian word."""
     w = np.uint64(0)
@@ -71,7 +74,7 @@ def pack_word(buf, start, end):
     return np.int64(w)
 
 
-@kernel
+@leaf_kernel
 def cache_slot(k0, k1, k2, k3, n, mask):
     h = (np.uint64(k0) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(k1) * np.uint64(0xC2B2AE3D27D4EB4F)
          + np.uint64(k2) * np.uint64(0x165667B19E3779F9) + np.uint64(k3) * np.uint64(0x27D4EB2F165667C5)
@@ -79,7 +82,7 @@ def cache_slot(k0, k1, k2, k3, n, mask):
     return np.int64(h >> np.uint64(32)) & mask
 
 
-@kernel
+@leaf_kernel
 def encode_piece(buf, start, end, M, out, pos, ids, scratch, cache):
     """Encode the pre-token ``buf[start:end]`` into ``out[pos:]``, through the cache."""
     n = end - start
@@ -120,7 +123,7 @@ def encode_piece(buf, start, end, M, out, pos, ids, scratch, cache):
     return new_pos
 
 
-@kernel
+@leaf_kernel
 def encode_uncached(buf, start, end, M, out, pos, ids, scratch):
     """Whole-piece lookup (tiktoken's shortcut) then BPE."""
     if M[7][0]:
@@ -131,7 +134,7 @@ def encode_uncached(buf, start, end, M, out, pos, ids, scratch):
     return bpe_piece(buf, start, end, M, out, pos, ids, scratch)
 
 
-@kernel
+@leaf_kernel
 def bpe_piece(buf, start, end, M, out, pos, ids, scratch):
     """BPE-encode the pre-token ``buf[start:end]`` into ``out[pos:]``; returns the new pos."""
     n = end - start
@@ -139,13 +142,13 @@ def bpe_piece(buf, start, end, M, out, pos, ids, scratch):
     for k in range(n):
         ids[k] = byte_ids[buf[start + k]]
     m = bpe_merge_cached(ids, n, M[5], M[6], scratch[0], scratch[1], scratch[2], scratch[3], 0.0,
-                         scratch[4], True)
+                         scratch[4], True, scratch[5])
     for k in range(m):
         out[pos + k] = ids[k]
     return pos + m
 
 
-@kernel
+@leaf_kernel
 def encode_pieces(buf, seg_start, ends, n_ends, M, out, pos, ids, scratch, cache):
     """Encode consecutive pre-tokens ending at ``ends[:n_ends]``, the first starting at seg_start.
     A negative end ``~e`` marks text the pattern did not match (regex fallback): it is skipped,
@@ -161,7 +164,7 @@ def encode_pieces(buf, seg_start, ends, n_ends, M, out, pos, ids, scratch, cache
     return pos
 
 
-@kernel
+@leaf_kernel
 def find_special(buf, start, end, S):
     """Leftmost-longest special token in ``buf[start:end]``: ``(position, length, id)`` or (end, 0, -1)."""
     sp_bytes, sp_offsets, sp_ids, sp_first = S
@@ -191,7 +194,7 @@ def find_special(buf, start, end, S):
     return end, 0, -1
 
 
-@kernel
+@leaf_kernel
 def encode_range(buf, start, end, M, P, S, out, pos, ends, ids, scratch, cache):
     """Encode ``buf[start:end]``: split at special tokens, pre-tokenize each segment, BPE each pre-token."""
     seg = start

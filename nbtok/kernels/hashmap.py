@@ -13,12 +13,12 @@
 """
 import numpy as np
 
-from .._jit import kernel
+from .._jit import kernel, leaf_kernel
 
 EMPTY = -1
 
 
-@kernel
+@leaf_kernel
 def mix64(key):
     """splitmix64 finaliser: a cheap, well-spread hash of an int64 (result >= 0)."""
     z = np.uint64(key)
@@ -28,7 +28,7 @@ def mix64(key):
     return np.int64(z >> np.uint64(1))
 
 
-@kernel
+@leaf_kernel
 def hash_bytes(buf, start, end):
     """FNV-1a over ``buf[start:end]`` followed by a final mix; result >= 0."""
     h = np.uint64(0xCBF29CE484222325)
@@ -47,7 +47,7 @@ def table_capacity(n):
 
 
 # ---------------------------------------------------------------- int64 -> int64
-@kernel
+@leaf_kernel
 def intmap_insert(keys, values, key, value):
     """Insert or overwrite; returns False if the key was already present."""
     mask = keys.shape[0] - 1
@@ -64,7 +64,7 @@ def intmap_insert(keys, values, key, value):
         i = (i + 1) & mask
 
 
-@kernel
+@leaf_kernel
 def intmap_get(keys, values, key, default):
     mask = keys.shape[0] - 1
     i = mix64(key) & mask
@@ -156,7 +156,7 @@ def bytesmap_build(piece_bytes, piece_offsets, capacity):
     return slot_ids, slot_hashes
 
 
-@kernel
+@leaf_kernel
 def _same_bytes(piece_bytes, piece_offsets, pid, buf, start, end):
     ps = piece_offsets[pid]
     if piece_offsets[pid + 1] - ps != end - start:
@@ -167,7 +167,7 @@ def _same_bytes(piece_bytes, piece_offsets, pid, buf, start, end):
     return True
 
 
-@kernel
+@leaf_kernel
 def bytesmap_get(slot_ids, slot_hashes, piece_bytes, piece_offsets, buf, start, end):
     """Id of the piece equal to ``buf[start:end]``, or -1."""
     mask = slot_ids.shape[0] - 1
@@ -203,7 +203,7 @@ class BytesMap:
 SHORT_KEY_BYTES = 16
 
 
-@kernel
+@leaf_kernel
 def pack_key(buf, start, end):
     """Bytes ``buf[start:end]`` (at most 16) as two little-endian words: an exact key."""
     k0 = np.uint64(0)
@@ -216,7 +216,7 @@ def pack_key(buf, start, end):
     return np.int64(k0), np.int64(k1)
 
 
-@kernel
+@leaf_kernel
 def short_key_hash(k0, k1, n):
     h = np.uint64(k0) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(k1) * np.uint64(0xC2B2AE3D27D4EB4F) + np.uint64(n)
     return np.int64(h >> np.uint64(24))
@@ -249,7 +249,7 @@ def shortmap_build(piece_bytes, piece_offsets, capacity):
     return table
 
 
-@kernel
+@leaf_kernel
 def shortmap_get(table, k0, k1, n):
     """Id of the piece with packed key (k0, k1) and length n (1..16), or -1."""
     mask = table.shape[0] - 1

@@ -8,12 +8,12 @@ one cache line (4 x 8 bytes), which is what matters once the heap outgrows the c
 piece without spaces puts a million entries in it).
 The heap array is allocated by the caller with room for every push it can make.
 """
-from .._jit import kernel
+from .._jit import kernel, leaf_kernel
 
 ARITY = 4
 
 
-@kernel
+@leaf_kernel
 def heap_push(heap, size, key):
     """Insert ``key``; returns the new size."""
     i = size
@@ -28,7 +28,7 @@ def heap_push(heap, size, key):
     return size + 1
 
 
-@kernel
+@leaf_kernel
 def _sift_down(heap, size, i, key):
     """Place ``key`` at or below node ``i``."""
     while True:
@@ -50,7 +50,7 @@ def _sift_down(heap, size, i, key):
     heap[i] = key
 
 
-@kernel
+@leaf_kernel
 def heap_pop(heap, size):
     """Remove the smallest key; returns ``(key, new_size)``. ``size`` must be > 0."""
     top = heap[0]

@@ -65,7 +65,7 @@ keep a stale inlined copy after this file changes until their own cache files ar
 import numpy as np
 from numba import prange
 
-from .._jit import batch_kernel, kernel
+from .._jit import batch_kernel, kernel, leaf_kernel
 
 L, N, WS, UP, LOW, OTH, M = 1, 2, 4, 8, 16, 32, 64
 CONTR, LETTERS, DIGITS, DIGIT_SPACE, PUNCT_TAIL, NEWLINE, WS_END, PUNCT_SPACE, MARKS = range(9)
@@ -76,7 +76,7 @@ CONTR_NONE, CONTR_CASE, CONTR_ICASE, CONTR_ATTACHED, CONTR_ASCII_ICASE = 0, 1, 2
 LETTERS_SPACE, LETTERS_PREFIX, LETTERS_O200K = 0, 1, 2
 
 
-@kernel
+@leaf_kernel
 def decode_at(buf, i):
     """(code point, byte length) of the UTF-8 character at ``buf[i]`` (input is valid)."""
     b0 = np.int64(buf[i])
@@ -91,7 +91,7 @@ def decode_at(buf, i):
             | ((np.int64(buf[i + 2]) & 0x3F) << 6) | (np.int64(buf[i + 3]) & 0x3F)), 4
 
 
-@kernel
+@leaf_kernel
 def class_at(buf, i, table):
     """(class bits, code point, byte length) at ``buf[i]``."""
     b0 = buf[i]
@@ -101,7 +101,7 @@ def class_at(buf, i, table):
     return np.int64(table[cp]), cp, n
 
 
-@kernel
+@leaf_kernel
 def run_end(buf, i, end, table, mask):
     """End of the maximal run, from ``i``, of characters whose class has a bit in ``mask``."""
     while i < end:
@@ -119,7 +119,7 @@ def run_end(buf, i, end, table, mask):
     return i
 
 
-@kernel
+@leaf_kernel
 def digit_run_end(buf, i, end, table, maxd):
     """End of ``\\p{N}{1,maxd}`` (``maxd`` 0: unbounded) at ``i`` (``buf[i]`` is a digit)."""
     if maxd <= 0:
@@ -135,7 +135,7 @@ def digit_run_end(buf, i, end, table, maxd):
     return i
 
 
-@kernel
+@leaf_kernel
 def contraction_len(buf, p, end, icase):
     """Byte length of ``[sdmt]|ll|ve|re`` at ``p`` (after an apostrophe), 0 if none.
 
@@ -163,7 +163,7 @@ def contraction_len(buf, p, end, icase):
     return 0
 
 
-@kernel
+@leaf_kernel
 def attach_contraction(buf, r, end):
     """o200k: extend a word ending at ``r`` by an optional ``(?i:'s|'t|'re|'ve|'m|'ll|'d)``."""
     if r < end and buf[r] == 0x27:
@@ -173,7 +173,7 @@ def attach_contraction(buf, r, end):
     return r
 
 
-@kernel
+@leaf_kernel
 def o200k_word(buf, p, end, table, allow_second):
     """o200k's letter alternatives (without prefix / contraction) at ``p``; -1 if no match.
 
@@ -202,7 +202,7 @@ def o200k_word(buf, p, end, table, allow_second):
     return -1
 
 
-@kernel
+@leaf_kernel
 def whitespace_end(buf, i, end, table, newline, ws_end):
     """``\\s++$ | \\s*[\\r\\n]+ | \\s+(?!\\S) | \\s+`` at ``i`` (``buf[i]`` is whitespace)."""
     j = i
@@ -233,7 +233,7 @@ def whitespace_end(buf, i, end, table, newline, ws_end):
     return last_start
 
 
-@kernel
+@leaf_kernel
 def punct_end(buf, p, end, table, tail, stop):
     """``[^\\s\\p{L}\\p{N}]+`` (class bits ``stop`` end it) from ``p``, then the ``[\\r\\n]*`` /
     ``[\\r\\n/]*`` tail."""
@@ -258,7 +258,7 @@ def punct_end(buf, p, end, table, tail, stop):
     return p
 
 
-@kernel
+@leaf_kernel
 def next_end(buf, i, end, table, cfg):
     """End offset of the pre-token that starts at ``i`` (``start <= i < end``)."""
     contr = cfg[CONTR]
@@ -322,7 +322,7 @@ def next_end(buf, i, end, table, cfg):
     return whitespace_end(buf, i, end, table, cfg[NEWLINE], cfg[WS_END])
 
 
-@kernel
+@leaf_kernel
 def pretokenize(buf, start, end, table, cfg, out_ends):
     """Write the absolute end offset of each pre-token of ``buf[start:end]``; return the count.
 

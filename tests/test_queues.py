@@ -66,3 +66,19 @@ def test_merge_loop_same_through_heap_and_run_queue(text):
         m = bpe.merge_loop(ids, n, keys, values, heap_, prev, nxt, pair_at, 0.0, bpe.new_pair_cache(), True, queue)
         results.append(ids[:m].tolist())
     assert results[0] == results[1]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="ab \u00e9\u65e5", max_size=16))
+def test_short_piece_scan_equals_queue(text):
+    """merge_small (pieces of up to SMALL_PIECE symbols) against the heap loop."""
+    model = nbtok.get_encoding("gpt2").model
+    keys, values = model.merge_map.keys, model.merge_map.values
+    base = model.byte_ids[np.frombuffer(text.encode(), np.uint8)].astype(np.int32)
+    n = base.size
+    heap_, prev, nxt, pair_at = bpe.new_scratch(n)
+    a = base.copy()
+    ma = bpe.merge_loop(a, n, keys, values, heap_, prev, nxt, pair_at, 0.0, bpe.new_pair_cache(), True, None)
+    b = base.copy()
+    mb = bpe.merge_small(b, n, keys, values, pair_at, bpe.new_pair_cache(), False)
+    assert a[:ma].tolist() == b[:mb].tolist()

@@ -1,0 +1,256 @@
+"""A sentencepiece model as an HF ``tokenizers`` ``tokenizer.json`` (``SentencePieceModel.to_huggingface_json``).
+
+The layout follows HF's own converters (transformers ``convert_slow_tokenizer.py``: ``SpmConverter``,
+``LlamaConverter``; tokenizers ``SentencePieceUnigramTokenizer.from_spm``), with the choices made
+so that ``tokenizers`` reproduces sentencepiece's ids wherever its components can:
+
+* **normalizer** (sentencepiece normalizes the whole sentence before the model sees it):
+  ``Precompiled(charsmap)`` when the model has one; with ``remove_extra_whitespaces``, runs of
+  U+0020 collapse (``Replace(" {2,}", " ")``) and one leading / trailing U+0020 is removed
+  (``Replace("\\A | (?![\\s\\S])", "")``: only U+0020, as sentencepiece, where HF's ``Strip`` would
+  also remove tabs and other Unicode spaces); ``Prepend("▁")`` for ``add_dummy_prefix`` (HF's
+  ``Prepend`` skips an empty string, as sentencepiece does); ``Replace(" ", "▁")`` for
+  ``escape_whitespaces``. This is LlamaConverter's legacy form generalized; ``Metaspace``'s
+  own prepending is not used because it skips texts that already start with "▁".
+* **pre_tokenizer**: ``Metaspace(prepend_scheme="never", split=true)`` when splitting at "▁"
+  cannot change a result (every piece holds "▁" only as its first character, and "▁" is a
+  piece); otherwise none, so the model runs over the whole sentence as sentencepiece does.
+* **model**: ``Unigram`` (vocab with the model's float32 scores, ``unk_id``, ``byte_fallback``)
+  or ``BPE`` with merges derived from the pieces as HF's ``generate_merges`` does: every split of a
+  piece into two pieces, ranked by the score of the piece (higher first), splits of one piece by
+  the ids of their halves. Reserved pieces (control, unknown, byte) never take part in merges,
+  as in sentencepiece. ``fuse_unk`` on (sentencepiece merges consecutive unknowns).
+* **added_tokens**: control and unknown pieces as special tokens; user-defined pieces as
+  non-special tokens, matched in the normalized text (``normalized: true``) when the charsmap
+  leaves them unchanged (sentencepiece matches them in the normalized sentence), else in the raw
+  text.
+* **decoder**: ``Replace("▁", " ")``, ``ByteFallback``, ``Fuse`` and ``Strip(left=1)`` when a
+  dummy prefix was added.
+* **post_processor**: none by default (``sentencepiece.encode`` adds nothing); ``add_bos`` /
+  ``add_eos`` give a ``TemplateProcessing`` with the model's ``<s>`` / ``</s>``.
+
+Known deviations of ``tokenizers`` from sentencepiece that no tokenizer.json can remove (they are
+HF's, and HF's own converter has them too) are listed in ``KNOWN_DEVIATIONS``.
+"""
+import base64
+
+import numpy as np
+
+from .sentencepiece_model import BPE, BYTE, CONTROL, NORMAL, UNIGRAM, UNKNOWN, UNUSED, USER_DEFINED
+
+SPACE = "\u2581"
+
+KNOWN_DEVIATIONS = {
+    "precompiled": "HF's Precompiled normalizer applies the charsmap per grapheme cluster (a rule for a "
+                   "whole cluster shorter than 6 bytes, else per character); sentencepiece takes the "
+                   "longest match over the byte stream. Texts with combining / joining sequences can "
+                   "normalize differently.",
+    "unigram_tie": "HF's Unigram sums scores in float64 per pre-token, sentencepiece in float32 over the "
+                   "sentence: segmentations whose scores differ by float32 rounding can flip.",
+    "bpe_split_order": "HF ranks each split of a piece separately (by the ids of its halves); sentencepiece "
+                       "gives all splits of a piece the same priority and takes the leftmost. Two "
+                       "overlapping candidate pairs forming the same piece ([x, y, z] with x+y == y+z) can "
+                       "merge differently.",
+    "bpe_score_tie": "pieces with equal scores: sentencepiece merges the leftmost candidate, HF the "
+                     "lower-ranked merge (id order).",
+    "user_defined_unigram": "sentencepiece's Unigram scores user-defined pieces in the lattice (high, not "
+                            "forced); HF always splits them out as added tokens.",
+    "user_defined_raw": "a user-defined piece the charsmap would change is matched in the raw text; the "
+                        "text around it is then normalized per segment (dummy prefix / whitespace "
+                        "stripping apply to each segment).",
+    "reserved_text": "literal text spelling a control / unknown piece (\"<s>\", \"<unk>\") is that special "
+                     "token in HF; a Unigram model can also match byte pieces (\"<0x41>\") spelled in the "
+                     "text. sentencepiece never matches reserved pieces in text.",
+    "deleted_only": "without remove_extra_whitespaces, a text the charsmap deletes entirely (\"\\x01\" "
+                    "under nmt_nfkc) is \"▁\" for sentencepiece and empty for HF (Prepend skips empty text).",
+    "unk_decode": "HF decodes the unknown id as its piece (\"<unk>\"), sentencepiece as \" \u2047 \".",
+}
+
+
+def _piece_strings(model):
+    vocab = model.vocab
+    out = []
+    for i in range(len(vocab)):
+        p = vocab.piece(i)
+        try:
+            out.append(p.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise ValueError(f"sentencepiece piece {i} ({p!r}) is not valid UTF-8: a tokenizer.json "
+                             "vocabulary holds strings") from None
+    return out
+
+
+def _normalize_plain(model, s):
+    """``s`` through the model's charsmap alone (no whitespace rules, no user-defined pass-through)."""
+    from ..kernels import normalize as knorm
+    units, pool = model.N[0], model.N[1]
+    if units.size == 0:
+        return s
+    root_ok = model.N[2]
+    z = np.zeros(0, np.int32)
+    flags = np.zeros(4, np.int64)
+    raw = np.frombuffer(s.encode("utf-8"), np.uint8)
+    out, n = knorm.normalize(raw, 0, raw.size, units, pool, root_ok, z, z, flags,
+                             knorm.byte_classes(units, root_ok, z, z), np.empty(raw.size * 3 + 8, np.uint8))
+    return out[:n].tobytes().decode("utf-8", "replace")
+
+
+def _word_split_ok(pieces, kinds, V):
+    """True when splitting the normalized text before each "▁" cannot change the result."""
+    space_ok = False
+    for i in range(V):
+        k = kinds[i]
+        if k not in (NORMAL, USER_DEFINED, UNUSED):
+            continue
+        p = pieces[i]
+        if p == SPACE and k == NORMAL:
+            space_ok = True
+        if SPACE in p[1:]:
+            return False
+    return space_ok
+
+
+def bpe_merges(pieces, kinds, scores):
+    """HF's ``generate_merges`` over the mergeable pieces: ``[(left, right)]`` in rank order.
+
+    Each NORMAL / UNUSED piece contributes every split into two mergeable pieces (character
+    boundaries), ordered by (id of left, id of right); pieces are ordered by score, higher first,
+    then by id. Also returns the number of multi-character pieces no split can form (a half is not
+    a piece: sentencepiece can still reach some of them through an unknown character)."""
+    mergeable = {p: i for i, p in enumerate(pieces) if kinds[i] in (NORMAL, UNUSED)}
+    order = sorted((i for i, p in enumerate(pieces) if kinds[i] in (NORMAL, UNUSED) and len(p) > 1),
+                   key=lambda i: (-float(scores[i]), i))
+    merges = []
+    unreachable = 0
+    for i in order:
+        p = pieces[i]
+        local = []
+        for k in range(1, len(p)):
+            a = mergeable.get(p[:k])
+            if a is None:
+                continue
+            b = mergeable.get(p[k:])
+            if b is not None:
+                local.append((a, b))
+        if not local:
+            unreachable += 1
+        local.sort()
+        merges.extend((pieces[a], pieces[b]) for a, b in local)
+    return merges, unreachable
+
+
+def _added_token(i, content, special, normalized):
+    return {"id": int(i), "content": content, "single_word": False, "lstrip": False, "rstrip": False,
+            "normalized": bool(normalized), "special": bool(special)}
+
+
+def spm_to_huggingface_json(model, add_bos=False, add_eos=False):
+    """The ``tokenizer.json`` dict for a ``SentencePieceModel`` (see the module docstring)."""
+    proto = model.proto
+    t, nspec = proto.trainer, proto.normalizer
+    mt = t["model_type"]
+    if mt not in (UNIGRAM, BPE):
+        raise NotImplementedError(f"sentencepiece model_type {mt}: only Unigram and BPE convert to tokenizer.json")
+    escape = bool(nspec["escape_whitespaces"])
+    dummy = bool(nspec["add_dummy_prefix"])
+    rm_ws = bool(nspec["remove_extra_whitespaces"])
+    suffix = bool(t["treat_whitespace_as_suffix"])
+    if suffix and dummy:
+        raise NotImplementedError("treat_whitespace_as_suffix with add_dummy_prefix: HF tokenizers has no "
+                                  "normalizer that appends the dummy \"▁\" (and HF's converters do not handle it)")
+    if model.denorm is not None:
+        raise NotImplementedError("a sentencepiece denormalizer_spec charsmap has no tokenizer.json equivalent")
+    kinds = model.vocab.kinds
+    V = model.V
+    pieces = _piece_strings(model)
+    scores = model.vocab.scores
+    if len(set(pieces)) != V:
+        raise ValueError("sentencepiece model has duplicate pieces; a tokenizer.json vocabulary cannot hold them")
+    ws = SPACE if escape else " "
+
+    # ---- added tokens
+    added = []
+    for i in range(V):
+        k = kinds[i]
+        if k in (CONTROL, UNKNOWN):
+            added.append(_added_token(i, pieces[i], True, False))
+        elif k == USER_DEFINED:
+            p = pieces[i]
+            fixed = _normalize_plain(model, p) == p and " " not in p
+            added.append(_added_token(i, p, False, fixed))
+
+    # ---- normalizer
+    norms = []
+    charsmap = nspec["precompiled_charsmap"]
+    if charsmap:
+        norms.append({"type": "Precompiled", "precompiled_charsmap": base64.b64encode(bytes(charsmap)).decode("ascii")})
+    if rm_ws:
+        norms.append({"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "})
+        norms.append({"type": "Replace", "pattern": {"Regex": r"\A | (?![\s\S])"}, "content": ""})
+    if dummy:
+        norms.append({"type": "Prepend", "prepend": ws})
+    if escape:
+        norms.append({"type": "Replace", "pattern": {"String": " "}, "content": SPACE})
+    normalizer = {"type": "Sequence", "normalizers": norms} if norms else None
+
+    # ---- pre-tokenizer
+    pre = None
+    if escape and not suffix and _word_split_ok(pieces, kinds, V):
+        pre = {"type": "Metaspace", "replacement": SPACE, "prepend_scheme": "never", "split": True}
+
+    # ---- model
+    bf = bool(t["byte_fallback"])
+    unk_id = model.unk_id
+    if mt == UNIGRAM:
+        hf_model = {"type": "Unigram", "unk_id": int(unk_id),
+                    "vocab": [[pieces[i], float(scores[i])] for i in range(V)], "byte_fallback": bf}
+    else:
+        merges, _ = bpe_merges(pieces, kinds, scores)
+        hf_model = {"type": "BPE", "dropout": None, "unk_token": pieces[unk_id], "continuing_subword_prefix": None,
+                    "end_of_word_suffix": None, "fuse_unk": True, "byte_fallback": bf, "ignore_merges": False,
+                    "vocab": {p: i for i, p in enumerate(pieces)}, "merges": [[a, b] for a, b in merges]}
+
+    # ---- decoder
+    decs = []
+    if escape:
+        decs.append({"type": "Replace", "pattern": {"String": SPACE}, "content": " "})
+    if bf:
+        decs.append({"type": "ByteFallback"})
+    decs.append({"type": "Fuse"})
+    if dummy or rm_ws:
+        # sentencepiece drops the first decoded space (the dummy prefix / a stripped leading space)
+        decs.append({"type": "Strip", "content": " ", "start": 0 if suffix else 1, "stop": 1 if suffix else 0})
+    decoder = {"type": "Sequence", "decoders": decs}
+
+    # ---- post-processor
+    post = None
+    if add_bos or add_eos:
+        specials = []
+        single = []
+        pair = []
+        if add_bos:
+            if model.bos_id == unk_id or kinds[model.bos_id] != CONTROL:
+                raise ValueError(f"add_bos: the model has no control piece {t['bos_piece']!r}")
+            bos = pieces[model.bos_id]
+            specials.append((bos, model.bos_id))
+        if add_eos:
+            if model.eos_id == unk_id or kinds[model.eos_id] != CONTROL:
+                raise ValueError(f"add_eos: the model has no control piece {t['eos_piece']!r}")
+            eos = pieces[model.eos_id]
+            specials.append((eos, model.eos_id))
+        for seq, tid in (("A", 0), ("B", 1)):
+            part = []
+            if add_bos:
+                part.append({"SpecialToken": {"id": bos, "type_id": tid}})
+            part.append({"Sequence": {"id": seq, "type_id": tid}})
+            if add_eos:
+                part.append({"SpecialToken": {"id": eos, "type_id": tid}})
+            if seq == "A":
+                single = list(part)
+            pair.extend(part)
+        post = {"type": "TemplateProcessing", "single": single, "pair": pair,
+                "special_tokens": {tok: {"id": tok, "ids": [int(i)], "tokens": [tok]} for tok, i in specials}}
+
+    return {"version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
+            "normalizer": normalizer, "pre_tokenizer": pre, "post_processor": post, "decoder": decoder,
+            "model": hf_model}

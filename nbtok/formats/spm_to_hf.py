@@ -168,8 +168,12 @@ def spm_to_huggingface_json(model, add_bos=False, add_eos=False):
         raise ValueError("sentencepiece model has duplicate pieces; a tokenizer.json vocabulary cannot hold them")
     ws = SPACE if escape else " "
 
-    # ---- added tokens
+    # ---- user-defined pieces. sentencepiece copies them through the normalizer untouched and
+    # then (Unigram) scores them in the lattice like any piece, or (BPE) cuts them out of the
+    # normalized sentence leftmost-longest as frozen symbols.
+    vocab_scores = [float(x) for x in scores]
     added = []
+    meta_prefix = False  # dummy prefix by Metaspace(prepend_scheme="first") instead of Prepend
     for i in range(V):
         k = kinds[i]
         if k in (CONTROL, UNKNOWN):
@@ -177,7 +181,17 @@ def spm_to_huggingface_json(model, add_bos=False, add_eos=False):
         elif k == USER_DEFINED:
             p = pieces[i]
             fixed = _normalize_plain(model, p) == p and " " not in p
-            added.append(_added_token(i, p, False, fixed))
+            if not fixed:
+                # matched in the raw text (the normalizer would change it): see "user_defined_raw"
+                added.append(_added_token(i, p, False, False))
+            elif mt == UNIGRAM:
+                # exactly sentencepiece's lattice: the piece with its user-defined score
+                vocab_scores[i] = float(model.lscore[i])
+            else:
+                # matched in the normalized text. HF normalizes a normalized token's content with
+                # the whole normalizer, so the dummy prefix moves to the pre-tokenizer
+                added.append(_added_token(i, p, False, True))
+                meta_prefix = dummy and escape
 
     # ---- normalizer
     norms = []
@@ -187,7 +201,7 @@ def spm_to_huggingface_json(model, add_bos=False, add_eos=False):
     if rm_ws:
         norms.append({"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "})
         norms.append({"type": "Replace", "pattern": {"Regex": r"\A | (?![\s\S])"}, "content": ""})
-    if dummy:
+    if dummy and not meta_prefix:
         norms.append({"type": "Prepend", "prepend": ws})
     if escape:
         norms.append({"type": "Replace", "pattern": {"String": " "}, "content": SPACE})
@@ -195,15 +209,17 @@ def spm_to_huggingface_json(model, add_bos=False, add_eos=False):
 
     # ---- pre-tokenizer
     pre = None
-    if escape and not suffix and _word_split_ok(pieces, kinds, V):
-        pre = {"type": "Metaspace", "replacement": SPACE, "prepend_scheme": "never", "split": True}
+    split = escape and not suffix and _word_split_ok(pieces, kinds, V)
+    if split or meta_prefix:
+        pre = {"type": "Metaspace", "replacement": SPACE, "prepend_scheme": "first" if meta_prefix else "never",
+               "split": bool(split)}
 
     # ---- model
     bf = bool(t["byte_fallback"])
     unk_id = model.unk_id
     if mt == UNIGRAM:
         hf_model = {"type": "Unigram", "unk_id": int(unk_id),
-                    "vocab": [[pieces[i], float(scores[i])] for i in range(V)], "byte_fallback": bf}
+                    "vocab": [[pieces[i], vocab_scores[i]] for i in range(V)], "byte_fallback": bf}
     else:
         merges, _ = bpe_merges(pieces, kinds, scores)
         hf_model = {"type": "BPE", "dropout": None, "unk_token": pieces[unk_id], "continuing_subword_prefix": None,

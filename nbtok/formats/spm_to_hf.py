@@ -7,8 +7,8 @@ so that ``tokenizers`` reproduces sentencepiece's ids wherever its components ca
 * **normalizer** (sentencepiece normalizes the whole sentence before the model sees it):
   ``Precompiled(charsmap)`` when the model has one; with ``remove_extra_whitespaces``, runs of
   U+0020 collapse (``Replace(" {2,}", " ")``) and one leading / trailing U+0020 is removed
-  (``Replace("\\A | (?![\\s\\S])", "")``: only U+0020, as sentencepiece, where HF's ``Strip`` would
-  also remove tabs and other Unicode spaces); ``Prepend("▁")`` for ``add_dummy_prefix`` (HF's
+  (``Replace("\\A |[ ▁]+(?![\\s\\S])", "")``: only U+0020, and at the end also "▁", as sentencepiece,
+  where HF's ``Strip`` would also remove tabs and other Unicode spaces); ``Prepend("▁")`` for ``add_dummy_prefix`` (HF's
   ``Prepend`` skips an empty string, as sentencepiece does); ``Replace(" ", "▁")`` for
   ``escape_whitespaces``. This is LlamaConverter's legacy form generalized; ``Metaspace``'s
   own prepending is not used because it skips texts that already start with "▁".
@@ -20,10 +20,12 @@ so that ``tokenizers`` reproduces sentencepiece's ids wherever its components ca
   piece into two pieces, ranked by the score of the piece (higher first), splits of one piece by
   the ids of their halves. Reserved pieces (control, unknown, byte) never take part in merges,
   as in sentencepiece. ``fuse_unk`` on (sentencepiece merges consecutive unknowns).
-* **added_tokens**: control and unknown pieces as special tokens; user-defined pieces as
-  non-special tokens, matched in the normalized text (``normalized: true``) when the charsmap
-  leaves them unchanged (sentencepiece matches them in the normalized sentence), else in the raw
-  text.
+* **added_tokens**: control and unknown pieces as special tokens. User-defined pieces are not added
+  tokens (HF matches those in the raw text and normalizes each segment on its own, or matches the
+  content run through the whole normalizer): Unigram keeps them in the vocabulary with
+  sentencepiece's user-defined lattice score; BPE isolates them in the normalized text with a
+  ``Split`` pre-tokenizer (longest first, i.e. leftmost-longest as sentencepiece's prefix matcher)
+  and sets ``ignore_merges`` so that they come out whole.
 * **decoder**: ``Replace("▁", " ")``, ``ByteFallback``, ``Fuse`` and ``Strip(left=1)`` when a
   dummy prefix was added.
 * **post_processor**: none by default (``sentencepiece.encode`` adds nothing); ``add_bos`` /
@@ -53,11 +55,13 @@ KNOWN_DEVIATIONS = {
                        "merge differently.",
     "bpe_score_tie": "pieces with equal scores: sentencepiece merges the leftmost candidate, HF the "
                      "lower-ranked merge (id order).",
-    "user_defined_unigram": "sentencepiece's Unigram scores user-defined pieces in the lattice (high, not "
-                            "forced); HF always splits them out as added tokens.",
-    "user_defined_raw": "a user-defined piece the charsmap would change is matched in the raw text; the "
-                        "text around it is then normalized per segment (dummy prefix / whitespace "
-                        "stripping apply to each segment).",
+    "user_defined_raw": "sentencepiece copies a user-defined piece in the raw text through the normalizer "
+                        "unchanged; HF normalizes it with the rest (only matters for a piece the charsmap "
+                        "changes, e.g. a fullwidth letter under nfkc).",
+    "bpe_ignore_merges": "a BPE model with user-defined pieces is written with ignore_merges (so that the "
+                         "isolated user-defined pre-tokens come out whole): any pre-token (a word with "
+                         "Metaspace splitting) that is itself a piece is then emitted whole, where "
+                         "sentencepiece's merges might not reach it.",
     "reserved_text": "literal text spelling a control / unknown piece (\"<s>\", \"<unk>\") is that special "
                      "token in HF; a Unigram model can also match byte pieces (\"<0x41>\") spelled in the "
                      "text. sentencepiece never matches reserved pieces in text.",
@@ -139,6 +143,11 @@ def bpe_merges(pieces, kinds, scores):
     return merges, unreachable
 
 
+def _regex_escape(s):
+    """``s`` as a literal in both Oniguruma (HF) and Python ``regex`` (nbtok)."""
+    return "".join("\\" + c if c in "\\^$.|?*+()[]{}-/#&~ " else c for c in s)
+
+
 def _added_token(i, content, special, normalized):
     return {"id": int(i), "content": content, "single_word": False, "lstrip": False, "rstrip": False,
             "normalized": bool(normalized), "special": bool(special)}
@@ -170,28 +179,24 @@ def spm_to_huggingface_json(model, add_bos=False, add_eos=False):
 
     # ---- user-defined pieces. sentencepiece copies them through the normalizer untouched and
     # then (Unigram) scores them in the lattice like any piece, or (BPE) cuts them out of the
-    # normalized sentence leftmost-longest as frozen symbols.
+    # normalized sentence leftmost-longest as frozen symbols. Neither is an HF added token: HF
+    # matches added tokens in the raw text (then normalizes each segment on its own: dummy prefix
+    # and whitespace stripping per segment) or in the normalized text against the token's content
+    # *run through the whole normalizer* (so "ing" would become "▁ing").
     vocab_scores = [float(x) for x in scores]
     added = []
-    meta_prefix = False  # dummy prefix by Metaspace(prepend_scheme="first") instead of Prepend
+    ud = []
     for i in range(V):
         k = kinds[i]
         if k in (CONTROL, UNKNOWN):
             added.append(_added_token(i, pieces[i], True, False))
         elif k == USER_DEFINED:
-            p = pieces[i]
-            fixed = _normalize_plain(model, p) == p and " " not in p
-            if not fixed:
-                # matched in the raw text (the normalizer would change it): see "user_defined_raw"
-                added.append(_added_token(i, p, False, False))
-            elif mt == UNIGRAM:
+            ud.append(pieces[i])
+            if mt == UNIGRAM:
                 # exactly sentencepiece's lattice: the piece with its user-defined score
                 vocab_scores[i] = float(model.lscore[i])
-            else:
-                # matched in the normalized text. HF normalizes a normalized token's content with
-                # the whole normalizer, so the dummy prefix moves to the pre-tokenizer
-                added.append(_added_token(i, p, False, True))
-                meta_prefix = dummy and escape
+    if ud and mt == BPE and any(" " in p for p in ud):
+        raise NotImplementedError("a user-defined piece containing U+0020 cannot be isolated in the normalized text")
 
     # ---- normalizer
     norms = []
@@ -200,19 +205,27 @@ def spm_to_huggingface_json(model, add_bos=False, add_eos=False):
         norms.append({"type": "Precompiled", "precompiled_charsmap": base64.b64encode(bytes(charsmap)).decode("ascii")})
     if rm_ws:
         norms.append({"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "})
-        norms.append({"type": "Replace", "pattern": {"Regex": r"\A | (?![\s\S])"}, "content": ""})
-    if dummy and not meta_prefix:
+        # one leading U+0020; at the end every trailing space, and with escaping also a literal
+        # "▁" (sentencepiece strips trailing kSpaceSymbols from its output, whatever their origin)
+        tail = "[ \u2581]+" if escape else " "
+        norms.append({"type": "Replace", "pattern": {"Regex": r"\A |" + tail + r"(?![\s\S])"}, "content": ""})
+    if dummy:
         norms.append({"type": "Prepend", "prepend": ws})
     if escape:
         norms.append({"type": "Replace", "pattern": {"String": " "}, "content": SPACE})
     normalizer = {"type": "Sequence", "normalizers": norms} if norms else None
 
     # ---- pre-tokenizer
-    pre = None
-    split = escape and not suffix and _word_split_ok(pieces, kinds, V)
-    if split or meta_prefix:
-        pre = {"type": "Metaspace", "replacement": SPACE, "prepend_scheme": "first" if meta_prefix else "never",
-               "split": bool(split)}
+    pres = []
+    if ud and mt == BPE:
+        # the user-defined pieces as their own pre-tokens (longest first = leftmost-longest); the
+        # BPE model emits a pre-token that is a piece as is (ignore_merges), see "bpe_ignore_merges"
+        alts = sorted(set(ud), key=lambda p: (-len(p), p))
+        pres.append({"type": "Split", "pattern": {"Regex": "|".join(_regex_escape(p) for p in alts)},
+                     "behavior": "Isolated", "invert": False})
+    if escape and not suffix and _word_split_ok(pieces, kinds, V):
+        pres.append({"type": "Metaspace", "replacement": SPACE, "prepend_scheme": "never", "split": True})
+    pre = None if not pres else pres[0] if len(pres) == 1 else {"type": "Sequence", "pretokenizers": pres}
 
     # ---- model
     bf = bool(t["byte_fallback"])
@@ -223,7 +236,7 @@ def spm_to_huggingface_json(model, add_bos=False, add_eos=False):
     else:
         merges, _ = bpe_merges(pieces, kinds, scores)
         hf_model = {"type": "BPE", "dropout": None, "unk_token": pieces[unk_id], "continuing_subword_prefix": None,
-                    "end_of_word_suffix": None, "fuse_unk": True, "byte_fallback": bf, "ignore_merges": False,
+                    "end_of_word_suffix": None, "fuse_unk": True, "byte_fallback": bf, "ignore_merges": bool(ud),
                     "vocab": {p: i for i, p in enumerate(pieces)}, "merges": [[a, b] for a, b in merges]}
 
     # ---- decoder

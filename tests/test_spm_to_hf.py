@@ -105,7 +105,10 @@ class Case:
         self.sp_charsmap = spm.SentencePieceNormalizer(model_file=self.path, add_dummy_prefix=False,
                                                        escape_whitespaces=False, remove_extra_whitespaces=False)
         kinds = self.model.vocab.kinds
-        self.reserved = [self.model.id_to_piece(i) for i in np.flatnonzero((kinds == 2) | (kinds == 3)).tolist()]
+        # control / unknown pieces (HF added tokens); in a Unigram model also the byte pieces, which
+        # HF's lattice can match in text ("<0x41>") and sentencepiece's never does
+        reserved = (kinds == 2) | (kinds == 3) | ((kinds == 6) & (self.model.model_type == "unigram"))
+        self.reserved = [self.model.id_to_piece(i) for i in np.flatnonzero(reserved).tolist()]
         ud = [self.model.id_to_piece(i) for i in np.flatnonzero(kinds == 4).tolist()]
         self.ud_changed = [p for p in ud if self.sp_charsmap.normalize(p) != p]
         self.no_tie = set(np.flatnonzero((kinds == 2) | (kinds == 6)).tolist())
@@ -313,6 +316,17 @@ def test_add_bos_without_bos_piece(tmp_path):
     with pytest.raises(ValueError, match="add_eos"):
         model.to_huggingface_json(add_eos=True)
     assert model.to_huggingface_json()["post_processor"] is None
+
+
+def test_unused_pieces_rejected(spm_models):
+    from nbtok.formats.sentencepiece_model import read_model_file
+    from nbtok.models.sentencepiece import SentencePieceModel
+    for name in ("uni_nmt", "bpe_nmt"):
+        proto = read_model_file(spm_models[name])
+        proto.types = proto.types.copy()
+        proto.types[proto.types.size - 1] = 5  # UNUSED
+        with pytest.raises(NotImplementedError, match="UNUSED"):
+            SentencePieceModel(proto).to_huggingface_json()
 
 
 def test_known_deviations_documented():

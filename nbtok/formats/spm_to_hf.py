@@ -175,6 +175,10 @@ def spm_to_huggingface_json(model, add_bos=False, add_eos=False):
     scores = model.vocab.scores
     if len(set(pieces)) != V:
         raise ValueError("sentencepiece model has duplicate pieces; a tokenizer.json vocabulary cannot hold them")
+    if np.any(kinds == UNUSED):
+        raise NotImplementedError(
+            "the model has UNUSED pieces: sentencepiece leaves them out of the Unigram lattice / re-splits "
+            "them after BPE merging, and a tokenizer.json model has no such pieces")
     ws = SPACE if escape else " "
 
     # ---- user-defined pieces. sentencepiece copies them through the normalizer untouched and

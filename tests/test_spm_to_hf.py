@@ -331,3 +331,49 @@ def test_unused_pieces_rejected(spm_models):
 
 def test_known_deviations_documented():
     assert {"precompiled", "unigram_tie", "reserved_text", "user_defined_raw"} <= set(KNOWN_DEVIATIONS)
+
+
+# ---------------------------------------------------------------------------------- HF's converter
+def _hf_converter_tokenizer(path, llama):
+    """HF's own conversion (transformers' SpmConverter / LlamaConverter) of ``path``, or skip.
+
+    transformers is an optional oracle (not in the ``test`` extra). Its BPE branch calls the
+    extractor with the piece scores; the extractor is given here as the one HF documents
+    (``generate_merges(vocab, vocab_scores)``), since some releases pass the scores to a
+    signature that does not take them."""
+    import types
+    conv = pytest.importorskip("transformers.convert_slow_tokenizer")
+    try:
+        class Extractor(conv.SentencePieceExtractor):
+            def extract(self, vocab_scores=None):
+                vocab = {p.piece: i for i, p in enumerate(self.proto.pieces)}
+                return vocab, conv.generate_merges(vocab, vocab_scores)
+
+        base = conv.LlamaConverter if llama else conv.SpmConverter
+        klass = type("Converter", (base,), {"SpmExtractor": Extractor})
+        sp = spm.SentencePieceProcessor(model_file=str(path))
+        orig = types.SimpleNamespace(vocab_file=str(path), convert_ids_to_tokens=sp.id_to_piece, legacy=True,
+                                     add_prefix_space=True)
+        return klass(orig).converted()
+    except Exception as e:  # an API this test does not know
+        pytest.skip(f"transformers' converter could not be driven: {type(e).__name__}: {e}")
+
+
+@pytest.mark.parametrize("name", ["bpe_llama", "bpe_nmt", "uni_nmt", "uni_symbols", "bpe_symbols_prefix"])
+def test_agrees_wherever_hf_converter_agrees(trained, name, tmp_path):
+    """Every line where our tokenizer.json differs from sentencepiece is also a line where HF's
+    own converter's tokenizer differs from sentencepiece."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = _hf_converter_tokenizer(trained[name], llama=name == "bpe_llama")
+    case = Case(trained[name], tmp_path)
+    lines = committed_lines()
+    ref = case.sp.encode(lines)
+    mine = case.hf_ids(lines)
+    hf = [e.ids for e in theirs.encode_batch(lines, add_special_tokens=False)]
+    only_mine = [lines[i] for i in range(len(lines)) if mine[i] != ref[i] and hf[i] == ref[i]]
+    n_hf = sum(hf[i] != ref[i] for i in range(len(lines)))
+    n_mine = sum(mine[i] != ref[i] for i in range(len(lines)))
+    print(f"\n{name}: {len(lines)} lines; HF's converter differs from sentencepiece on {n_hf}, ours on {n_mine}")
+    assert not only_mine, f"{len(only_mine)} lines differ only with our conversion, e.g. {only_mine[:3]}"

@@ -55,9 +55,10 @@ KNOWN_DEVIATIONS = {
                        "merge differently.",
     "bpe_score_tie": "pieces with equal scores: sentencepiece merges the leftmost candidate, HF the "
                      "lower-ranked merge (id order).",
-    "user_defined_raw": "sentencepiece copies a user-defined piece in the raw text through the normalizer "
-                        "unchanged; HF normalizes it with the rest (only matters for a piece the charsmap "
-                        "changes, e.g. a fullwidth letter under nfkc).",
+    "user_defined_raw": "sentencepiece matches user-defined pieces in the raw text before the charsmap and "
+                        "copies them unchanged; HF normalizes first. A piece the charsmap changes (\"▁the\" "
+                        "under nmt_nfkc) or one whose last character composes with what follows "
+                        "(\"ing\" + U+0301 -> \"in\u01f5\" under NFKC) is then not found.",
     "bpe_ignore_merges": "a BPE model with user-defined pieces is written with ignore_merges (so that the "
                          "isolated user-defined pre-tokens come out whole): any pre-token (a word with "
                          "Metaspace splitting) that is itself a piece is then emitted whole, where "

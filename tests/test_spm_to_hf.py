@@ -282,8 +282,9 @@ def test_bpe_merges_follow_scores(trained, tmp_path):
 def test_decode(trained, tmp_path):
     """HF decodes sentencepiece's ids to sentencepiece's text (lines without unknowns: HF decodes
     the unknown id as "<unk>", sentencepiece as " \u2047 ")."""
-    for name in ("uni_nmt", "bpe_llama", "bpe_nmt", "uni_cf_raw", "uni_identity_raw"):
-        case = Case(trained[name], tmp_path)
+    for name in ("uni_nmt", "bpe_llama", "bpe_nmt", "uni_cf_raw", "uni_identity_raw", "bpe_suffix_symbols", "uni_symbols"):
+        (tmp_path / name).mkdir()
+        case = Case(trained[name], tmp_path / name)
         lines = committed_lines()
         ref = case.sp.encode(lines)
         unk = case.sp.unk_id()
@@ -293,6 +294,16 @@ def test_decode(trained, tmp_path):
         mine = case.hf.decode_batch([ref[i] for i in keep], skip_special_tokens=False)
         bad = [(lines[keep[j]], a, b) for j, (a, b) in enumerate(zip(theirs, mine)) if a != b]
         assert not bad, f"{name}: {len(bad)} of {len(keep)} decode differently, e.g. {bad[:2]}"
+
+
+def test_decode_shared_models(tmp_path, shared_data):
+    for model in SHARED_MODELS:
+        (tmp_path / model.name).mkdir()
+        case = Case(model, tmp_path / model.name)
+        ref = [r for r in case.sp.encode(committed_lines()) if case.sp.unk_id() not in r]
+        bad = [(a, b) for a, b in zip(case.sp.decode(ref), case.hf.decode_batch(ref, skip_special_tokens=False))
+               if a != b]
+        assert not bad, f"{model.name}: {len(bad)} of {len(ref)} decode differently, e.g. {bad[:2]}"
 
 
 def test_add_bos_eos(trained, tmp_path):

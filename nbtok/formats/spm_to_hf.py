@@ -7,9 +7,10 @@ so that ``tokenizers`` reproduces sentencepiece's ids wherever its components ca
 * **normalizer** (sentencepiece normalizes the whole sentence before the model sees it):
   ``Precompiled(charsmap)`` when the model has one; with ``remove_extra_whitespaces``, runs of
   U+0020 collapse (``Replace(" {2,}", " ")``) and one leading / trailing U+0020 is removed
-  (``Replace("\\A |[ ▁]+(?![\\s\\S])", "")``: only U+0020, and at the end also "▁", as sentencepiece,
-  where HF's ``Strip`` would also remove tabs and other Unicode spaces); ``Prepend("▁")`` for ``add_dummy_prefix`` (HF's
-  ``Prepend`` skips an empty string, as sentencepiece does); ``Replace(" ", "▁")`` for
+  (``Replace("\\A |[ ▁]+(?![\\s\\S])", "")``: only U+0020, and at the end also "▁", as
+  sentencepiece, where HF's ``Strip`` would also remove tabs and other Unicode spaces);
+  ``Prepend("▁")`` for ``add_dummy_prefix`` (HF's ``Prepend`` skips an empty string, as
+  sentencepiece does); ``Replace(" ", "▁")`` for
   ``escape_whitespaces``. This is LlamaConverter's legacy form generalized; ``Metaspace``'s
   own prepending is not used because it skips texts that already start with "▁".
 * **pre_tokenizer**: ``Metaspace(prepend_scheme="never", split=true)`` when splitting at "▁"
@@ -27,7 +28,8 @@ so that ``tokenizers`` reproduces sentencepiece's ids wherever its components ca
   ``Split`` pre-tokenizer (longest first, i.e. leftmost-longest as sentencepiece's prefix matcher)
   and sets ``ignore_merges`` so that they come out whole.
 * **decoder**: ``Replace("▁", " ")``, ``ByteFallback``, ``Fuse`` and ``Strip(left=1)`` when a
-  dummy prefix was added.
+  dummy prefix is added or leading whitespace removed (sentencepiece's decoder then drops the
+  first space).
 * **post_processor**: none by default (``sentencepiece.encode`` adds nothing); ``add_bos`` /
   ``add_eos`` give a ``TemplateProcessing`` with the model's ``<s>`` / ``</s>``.
 
@@ -38,7 +40,7 @@ import base64
 
 import numpy as np
 
-from .sentencepiece_model import BPE, BYTE, CONTROL, NORMAL, UNIGRAM, UNKNOWN, UNUSED, USER_DEFINED
+from .sentencepiece_model import BPE, CONTROL, NORMAL, UNIGRAM, UNKNOWN, UNUSED, USER_DEFINED
 
 SPACE = "\u2581"
 
@@ -68,6 +70,9 @@ KNOWN_DEVIATIONS = {
                      "text. sentencepiece never matches reserved pieces in text.",
     "deleted_only": "without remove_extra_whitespaces, a text the charsmap deletes entirely (\"\\x01\" "
                     "under nmt_nfkc) is \"▁\" for sentencepiece and empty for HF (Prepend skips empty text).",
+    "leading_ws_decode": "with remove_extra_whitespaces, sentencepiece's decoder drops one leading \"▁\" "
+                         "per piece until text appears; the Strip decoder drops all leading spaces, which "
+                         "differs for a whitespace-only piece (\"▁▁\") at the start of the ids.",
     "unk_decode": "HF decodes the unknown id as its piece (\"<unk>\"), sentencepiece as \" \u2047 \".",
 }
 
@@ -83,21 +88,6 @@ def _piece_strings(model):
             raise ValueError(f"sentencepiece piece {i} ({p!r}) is not valid UTF-8: a tokenizer.json "
                              "vocabulary holds strings") from None
     return out
-
-
-def _normalize_plain(model, s):
-    """``s`` through the model's charsmap alone (no whitespace rules, no user-defined pass-through)."""
-    from ..kernels import normalize as knorm
-    units, pool = model.N[0], model.N[1]
-    if units.size == 0:
-        return s
-    root_ok = model.N[2]
-    z = np.zeros(0, np.int32)
-    flags = np.zeros(4, np.int64)
-    raw = np.frombuffer(s.encode("utf-8"), np.uint8)
-    out, n = knorm.normalize(raw, 0, raw.size, units, pool, root_ok, z, z, flags,
-                             knorm.byte_classes(units, root_ok, z, z), np.empty(raw.size * 3 + 8, np.uint8))
-    return out[:n].tobytes().decode("utf-8", "replace")
 
 
 def _word_split_ok(pieces, kinds, V):
@@ -252,8 +242,10 @@ def spm_to_huggingface_json(model, add_bos=False, add_eos=False):
         decs.append({"type": "ByteFallback"})
     decs.append({"type": "Fuse"})
     if dummy or rm_ws:
-        # sentencepiece drops the first decoded space (the dummy prefix / a stripped leading space)
-        decs.append({"type": "Strip", "content": " ", "start": 0 if suffix else 1, "stop": 1 if suffix else 0})
+        # while no text is out, sentencepiece's decoder drops the leading "▁" of a piece: of the
+        # first piece only without remove_extra_whitespaces, else of each one (all leading
+        # spaces here; it differs only for a whitespace-only piece such as "▁▁" at the start)
+        decs.append({"type": "Strip", "content": " ", "start": (1 << 30) if rm_ws else 1, "stop": 0})
     decoder = {"type": "Sequence", "decoders": decs}
 
     # ---- post-processor

@@ -53,7 +53,7 @@ SHARED_MODELS = sorted((_ROOT / "models" / "sentencepiece").glob("*.model")) if 
 
 # configurations the shared CONFIGS do not cover
 EXTRA_CONFIGS = {
-    # BPE with user-defined symbols and the dummy prefix (normalized added tokens + Metaspace first)
+    # BPE with user-defined symbols and the dummy prefix (Split pre-tokenizer + ignore_merges)
     "bpe_symbols_prefix": dict(model_type="bpe", vocab_size=2000, control_symbols=["<ctl>"],
                                user_defined_symbols=["<sep>", "ing", "\u2581the", "\U0001F642"]),
     # Unigram, identity normalization, whitespace kept, byte fallback (Llama-like Unigram)

@@ -435,3 +435,18 @@ def test_agrees_wherever_hf_converter_agrees(trained, name, tmp_path):
     n_mine = sum(mine[i] != ref[i] for i in range(len(lines)))
     print(f"\n{name}: {len(lines)} lines; HF's converter differs from sentencepiece on {n_hf}, ours on {n_mine}")
     assert not only_mine, f"{len(only_mine)} lines differ only with our conversion, e.g. {only_mine[:3]}"
+
+
+def test_user_defined_regex_metacharacters(tmp_path):
+    """User-defined pieces with regex metacharacters are isolated literally (BPE Split pattern)."""
+    syms = ["[MASK]", "a.b", "x|y", "\\", "(", "$", "^^", "{1}", "#", "a-b", "?"]
+    path = tmp_path / "meta.model"
+    train(path, fixture_lines()[:3000], model_type="bpe", vocab_size=800, user_defined_symbols=syms)
+    (tmp_path / "c").mkdir()
+    case = Case(path, tmp_path / "c")
+    nb = nbtok.Tokenizer.from_huggingface(case.json_path)
+    texts = ["[MASK] a.b axb x|y xy \\ ( $ ^^ {1} # a-b ? ab", "a.ba.b((x|y$", "[MASK][MASK]", "aab", "{1}{2}"]
+    for text in texts:
+        ref = case.sp.encode(text)
+        assert case.hf.encode(text).ids == ref, (text, case.sp.encode(text, out_type=str), case.hf.encode(text).tokens)
+        assert nb.encode(text).tolist() == ref, text

@@ -47,7 +47,10 @@ def to_huggingface_json(model):
 
 
 def save_huggingface(model, path):
-    cfg = to_huggingface_json(model)
+    write_json(to_huggingface_json(model), path)
+
+
+def write_json(cfg, path):
     Path(path).write_text(json.dumps(cfg, ensure_ascii=False, indent=2), encoding="utf-8")
 
 

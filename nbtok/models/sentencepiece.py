@@ -181,6 +181,16 @@ class SentencePieceModel:
         with open(path, "wb") as f:
             f.write(self.serialized_model_proto())
 
+    def to_huggingface_json(self, add_bos=False, add_eos=False):
+        """HF ``tokenizer.json`` dict (``nbtok.formats.spm_to_hf``); ``add_bos`` / ``add_eos`` add a
+        ``TemplateProcessing`` post-processor."""
+        from ..formats.spm_to_hf import spm_to_huggingface_json
+        return spm_to_huggingface_json(self, add_bos=add_bos, add_eos=add_eos)
+
+    def save_huggingface(self, path, add_bos=False, add_eos=False):
+        from ..formats.huggingface import write_json
+        write_json(self.to_huggingface_json(add_bos=add_bos, add_eos=add_eos), path)
+
     def state(self):
         return {"model_proto": self.serialized_model_proto()}
 

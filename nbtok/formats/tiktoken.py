@@ -2,6 +2,7 @@
 import base64
 import binascii
 import gzip
+import sys
 from pathlib import Path
 
 
@@ -16,6 +17,14 @@ def _read_bytes(path):
     return data
 
 
+def _b64decode(text):
+    """Strict base64 (no stray characters), without ``base64.b64decode(validate=True)``'s
+    regular-expression check per call: a quarter of the time of loading a ranks file."""
+    if sys.version_info >= (3, 11):
+        return binascii.a2b_base64(text, strict_mode=True)
+    return base64.b64decode(text, validate=True)
+
+
 def load_tiktoken_ranks(path):
     """``dict[bytes, int]`` from a ``.tiktoken`` file (gzip accepted). Raises ``ValueError``
     naming the file and line for anything malformed."""
@@ -28,7 +37,7 @@ def load_tiktoken_ranks(path):
         if len(parts) != 2:
             raise ValueError(f"{path}:{lineno}: expected 'base64_token rank', got {line[:60]!r}")
         try:
-            token = base64.b64decode(parts[0], validate=True)
+            token = _b64decode(parts[0])
             rank = int(parts[1])
         except (binascii.Error, ValueError):
             raise ValueError(f"{path}:{lineno}: bad token or rank {line[:60]!r}") from None

@@ -1,0 +1,336 @@
+"""Character offsets for SentencePiece models (``encode_batch_offsets``).
+
+Offsets follow sentencepiece's ``SentencePieceText`` pieces (``begin`` / ``end``), which come
+from ``Normalizer::Normalize``'s ``norm_to_orig``: every byte a normalizer step emits maps to
+the input byte where that step started (``consumed``), the dummy prefix maps to where the text
+starts after the stripped leading spaces, and the final entry (``norm_to_orig[n]``) is the end
+of the input, or the first stripped trailing space. A token covering normalized bytes
+``[p, q)`` spans ``[norm_to_orig[p], norm_to_orig[q])`` of the input. So a piece that ends
+inside one step's output (``ﬁ`` -> ``f`` + ``i``) gets an empty span at that step's start,
+and the dummy prefix alone is an empty span, or part of the span of the piece it begins.
+
+``normalize_aligned`` is ``kernels.normalize.normalize`` that also writes ``norm_to_orig``
+(the output bytes are the same; the tests check it). Then the model runs on the normalized
+bytes (Unigram ``viterbi`` / SentencePiece BPE initial split + merges), and ``_emit`` turns
+the symbols into ids (``finish_ids``: byte fallback, merged runs of unknowns, bos / eos) with
+byte spans, which are converted to character offsets by forward scans of the input (starts
+never decrease, nor do ends).
+
+Deliberate differences from sentencepiece's proto:
+* byte-fallback ``<0xXX>`` tokens of one character all get that character's span
+  (sentencepiece gives all but the last an empty span at the character's start);
+* bos / eos get ``(0, 0)`` (sentencepiece's C++ ``ApplyExtraOptions`` leaves them unset,
+  i.e. 0; its Python proto API refuses add_bos / add_eos).
+"""
+import numpy as np
+from numba import prange
+
+from .._jit import batch_kernel, kernel
+from . import spm_bpe as kbpe
+from . import unigram as kuni
+from .normalize import SPACE0, SPACE1, SPACE2, _src_byte, normalize_prefix
+
+INVALID_BASE = kuni.INVALID_BASE
+
+
+# ------------------------------------------------------------------ normalizer with alignment
+@kernel
+def _grow(out, n2o, n, need):
+    if n + need <= out.shape[0]:
+        return out, n2o
+    cap = max(2 * out.shape[0], n + need + 16)
+    o2 = np.empty(cap, np.uint8)
+    o2[:n] = out[:n]
+    m2 = np.empty(cap + 1, np.int64)
+    m2[:n] = n2o[:n]
+    return o2, m2
+
+
+@kernel
+def _space(out, n2o, n, escape, at):
+    if escape:
+        out[n] = SPACE0
+        out[n + 1] = SPACE1
+        out[n + 2] = SPACE2
+        n2o[n] = at
+        n2o[n + 1] = at
+        n2o[n + 2] = at
+        return n + 3
+    out[n] = 0x20
+    n2o[n] = at
+    return n + 1
+
+
+@kernel
+def normalize_aligned(text, start, end, units, pool, root_ok, ud_bc, ud_value, flags, cls, out, n2o):
+    """``kernels.normalize.normalize`` plus ``norm_to_orig``: returns (out, n2o, n) with
+    ``n2o[:n + 1]`` the input byte offset (relative to ``start``) of each output byte, and of
+    the end. ``out`` / ``n2o`` are grown if needed (``n2o`` has one more slot than ``out``)."""
+    add_dummy = flags[0] != 0
+    remove_extra = flags[1] != 0
+    escape = flags[2] != 0
+    ws_suffix = flags[3] != 0
+    n = 0
+    pos = start
+    if pos >= end:
+        n2o[0] = 0
+        return out, n2o, 0
+    if remove_extra:
+        while pos < end:
+            kind, a, b, consumed = normalize_prefix(text, pos, end, units, pool, root_ok, ud_bc, ud_value)
+            if b - a == 1 and _src_byte(kind, text, pool, a) == 0x20:
+                pos += consumed
+            else:
+                break
+    if pos >= end:
+        n2o[0] = pos - start
+        return out, n2o, 0
+    out, n2o = _grow(out, n2o, 0, 3 * (end - pos) + 8)
+    if add_dummy and not ws_suffix:
+        n = _space(out, n2o, n, escape, pos - start)
+    is_prev_space = remove_extra
+    while pos < end:
+        c = text[pos]
+        k = cls[c]
+        if k == 3 and pos + 1 < end and cls[256 + 256 * np.int64(c) + text[pos + 1]] == 1:
+            k = 2 if c == 0x20 else 1
+        if k == 1:
+            out[n] = c
+            n2o[n] = pos - start
+            n += 1
+            pos += 1
+            is_prev_space = False
+            continue
+        if k == 2:
+            if not is_prev_space:
+                n = _space(out, n2o, n, escape, pos - start)
+            is_prev_space = remove_extra
+            pos += 1
+            continue
+        kind, a, b, consumed = normalize_prefix(text, pos, end, units, pool, root_ok, ud_bc, ud_value)
+        if is_prev_space:
+            while a < b and _src_byte(kind, text, pool, a) == 0x20:
+                a += 1
+        if a < b:
+            out, n2o = _grow(out, n2o, n, 3 * (b - a) + 3 * (end - pos - consumed) + 8)
+            at = pos - start
+            for q in range(a, b):
+                ch = _src_byte(kind, text, pool, q)
+                if escape and ch == 0x20:
+                    n = _space(out, n2o, n, True, at)
+                else:
+                    out[n] = ch
+                    n2o[n] = at
+                    n += 1
+            is_prev_space = _src_byte(kind, text, pool, b - 1) == 0x20
+        pos += consumed
+        if not remove_extra:
+            is_prev_space = False
+    consumed_at = end - start
+    if remove_extra:
+        if escape:
+            while n >= 3 and out[n - 3] == SPACE0 and out[n - 2] == SPACE1 and out[n - 1] == SPACE2:
+                n -= 3
+                consumed_at = n2o[n]
+        else:
+            while n >= 1 and out[n - 1] == 0x20:
+                n -= 1
+                consumed_at = n2o[n]
+    if add_dummy and ws_suffix:
+        out, n2o = _grow(out, n2o, n, 3)
+        n = _space(out, n2o, n, escape, consumed_at)
+    n2o[n] = consumed_at
+    return out, n2o, n
+
+
+@kernel
+def new_norm_scratch(n):
+    return np.empty(n + 16, np.uint8), np.empty(n + 17, np.int64)
+
+
+# ------------------------------------------------------------------ symbols -> ids + spans
+@kernel
+def _symbol_len(s, V, piece_offsets):
+    """Normalized bytes covered by symbol ``s`` (a piece, or one unknown character)."""
+    if s < V:
+        return piece_offsets[s + 1] - piece_offsets[s]
+    cp = s - V
+    if cp >= INVALID_BASE or cp < 0x80:
+        return 1
+    if cp < 0x800:
+        return 2
+    if cp < 0x10000:
+        return 3
+    return 4
+
+
+@kernel
+def _emit(syms, m, n2o, piece_offsets, F, text, start, ids, st, en, lo, hi):
+    """Ids (as ``finish_ids``) and character spans of ``syms[:m]`` into ``ids/st/en[lo:hi]``.
+
+    Returns the count, or -1 if it does not fit."""
+    V, unk_id, byte_fallback, byte_ids, bos, eos = F
+    o = lo
+    if bos >= 0:
+        if o >= hi:
+            return -1
+        ids[o] = bos
+        o += 1
+    first = o
+    prev_unk = False
+    pos = 0
+    tmp = np.empty(4, np.uint8)
+    for t in range(m):
+        s = syms[t]
+        ln = _symbol_len(s, V, piece_offsets)
+        b0 = n2o[pos]
+        b1 = n2o[pos + ln]
+        pos += ln
+        if s < V:
+            if o >= hi:
+                return -1
+            ids[o] = s
+            st[o] = b0
+            en[o] = b1
+            o += 1
+            prev_unk = False
+        elif byte_fallback:
+            k = kuni.symbol_bytes(s, V, tmp)
+            if o + k > hi:
+                return -1
+            for j in range(k):
+                ids[o] = byte_ids[tmp[j]]
+                st[o] = b0
+                en[o] = b1
+                o += 1
+        else:
+            if prev_unk:
+                en[o - 1] = b1
+            else:
+                if o >= hi:
+                    return -1
+                ids[o] = unk_id
+                st[o] = b0
+                en[o] = b1
+                o += 1
+            prev_unk = True
+    last = o
+    if eos >= 0:
+        if o >= hi:
+            return -1
+        ids[o] = eos
+        o += 1
+    # byte offsets -> character offsets: starts never decrease and neither do ends (byte
+    # pieces of one character share a span), so one forward cursor each
+    b = 0
+    c = 0
+    be = 0
+    ce = 0
+    for t in range(first, last):
+        x = st[t]
+        while b < x:
+            if (text[start + b] & 0xC0) != 0x80:
+                c += 1
+            b += 1
+        st[t] = c
+        x = en[t]
+        while be < x:
+            if (text[start + be] & 0xC0) != 0x80:
+                ce += 1
+            be += 1
+        en[t] = ce
+    if bos >= 0:
+        st[lo] = 0
+        en[lo] = 0
+    if eos >= 0:
+        st[o - 1] = 0
+        en[o - 1] = 0
+    return o - lo
+
+
+# ------------------------------------------------------------------ per-model symbols
+@kernel
+def unigram_symbols(norm, n, M, scratch):
+    """As ``kernels.unigram.encode_symbols`` after its normalizer step."""
+    cells, cscore, unk_score, V = M
+    scratch = kuni._fit(scratch, n)
+    m = kuni.viterbi(norm, n, cells, cscore, unk_score, V, scratch[1], scratch[2], scratch[3], scratch[4])
+    return scratch, scratch[4], m
+
+
+@kernel
+def bpe_symbols(norm, n, M, scratch, C, ud_bc, ud_value, W):
+    """As ``kernels.spm_bpe.encode_symbols`` after its normalizer step (no dropout)."""
+    bc, value, map_keys, map_values, kinds, split_left, split_right, V = M
+    use_words, space_sym, suffix = W
+    scratch = kbpe._fit(scratch, n)
+    syms = scratch[8]
+    m = kbpe.initial_symbols(norm, n, bc, value, ud_bc, ud_value, V, syms)
+    if use_words:
+        out = scratch[9]
+        k = kbpe.merge_words(syms, m, M, scratch, C, space_sym, suffix, out)
+        return scratch, out, k
+    res, k = kbpe.merge_symbols(syms, m, M, scratch, 0.0)
+    return scratch, res, k
+
+
+@batch_kernel
+def unigram_offsets_batch(buf, offsets, out_offsets, N, M, F, piece_offsets, n_chunks, ids, st, en, counts):
+    """Per document ``buf[offsets[d]:offsets[d+1]]``: ids and character spans written at
+    ``out_offsets[d]`` (at most ``out_offsets[d+1] - out_offsets[d]``); ``counts[d]`` = the
+    number written, or -1 when the room was too small."""
+    units, pool, root_ok, ud_bc, ud_value, flags, cls = N
+    n_docs = offsets.shape[0] - 1
+    for ch in prange(n_chunks):
+        d0 = n_docs * ch // n_chunks
+        d1 = n_docs * (ch + 1) // n_chunks
+        scratch = kuni.new_scratch(1024)
+        norm, n2o = new_norm_scratch(1024)
+        for d in range(d0, d1):
+            norm, n2o, n = normalize_aligned(buf, offsets[d], offsets[d + 1], units, pool, root_ok, ud_bc,
+                                             ud_value, flags, cls, norm, n2o)
+            scratch, syms, m = unigram_symbols(norm, n, M, scratch)
+            counts[d] = _emit(syms, m, n2o, piece_offsets, F, buf, offsets[d], ids, st, en,
+                              out_offsets[d], out_offsets[d + 1])
+
+
+@batch_kernel
+def bpe_offsets_batch(buf, offsets, out_offsets, N, M, F, W, piece_offsets, n_chunks, ids, st, en, counts):
+    """``unigram_offsets_batch`` for SentencePiece BPE (each chunk has its own word cache)."""
+    units, pool, root_ok, ud_bc, ud_value, flags, cls = N
+    n_docs = offsets.shape[0] - 1
+    for ch in prange(n_chunks):
+        d0 = n_docs * ch // n_chunks
+        d1 = n_docs * (ch + 1) // n_chunks
+        scratch = kbpe.new_scratch(1024)
+        C = kbpe.new_cache(1 << 18 if W[0] else 64, 1 << 22 if W[0] else 64)
+        norm, n2o = new_norm_scratch(1024)
+        for d in range(d0, d1):
+            norm, n2o, n = normalize_aligned(buf, offsets[d], offsets[d + 1], units, pool, root_ok, ud_bc,
+                                             ud_value, flags, cls, norm, n2o)
+            scratch, syms, m = bpe_symbols(norm, n, M, scratch, C, ud_bc, ud_value, W)
+            counts[d] = _emit(syms, m, n2o, piece_offsets, F, buf, offsets[d], ids, st, en,
+                              out_offsets[d], out_offsets[d + 1])
+
+
+@kernel
+def compact3(ids, st, en, out_offsets, counts, res_off, rid, rst, ren):
+    """Copy each document's slot (``counts[d] >= 0``) to its place in the compact arrays."""
+    for d in range(counts.shape[0]):
+        c = counts[d]
+        src = out_offsets[d]
+        dst = res_off[d]
+        for j in range(c):
+            rid[dst + j] = ids[src + j]
+            rst[dst + j] = st[src + j]
+            ren[dst + j] = en[src + j]
+
+
+@kernel
+def normalized_with_alignment(text, N):
+    """(normalized bytes, norm_to_orig) of one document (for tests and debugging)."""
+    units, pool, root_ok, ud_bc, ud_value, flags, cls = N
+    norm, n2o = new_norm_scratch(text.shape[0] + 16)
+    norm, n2o, n = normalize_aligned(text, 0, text.shape[0], units, pool, root_ok, ud_bc, ud_value, flags, cls,
+                                     norm, n2o)
+    return norm[:n].copy(), n2o[:n + 1].copy()

@@ -1,4 +1,4 @@
-"""SentencePiece character offsets, against ``sentencepiece`` itself.
+"""SentencePiece character offsets and n-best sampling, against ``sentencepiece`` itself.
 
 Offsets: the reference is sentencepiece's ``SentencePieceText`` (``encode(..., return_type=
 "proto")``; ``encode_as_immutable_proto`` in older versions): per piece ``begin`` / ``end``,
@@ -16,6 +16,8 @@ applies that rule to sentencepiece's output before comparing, and
 (sentencepiece's proto API refuses add_bos / add_eos; its C++ ``ApplyExtraOptions`` leaves the
 fields at 0).
 """
+import collections
+
 import numpy as np
 import pytest
 
@@ -230,3 +232,54 @@ def test_offsets_batch_padding_and_threads(spm_models):
     assert empty[0].size == 0 and empty[1].tolist() == [0]
     with pytest.raises(TypeError):
         tok.model.encode_batch_offsets("not a list")
+
+
+# ---------------------------------------------------------------------------------- n-best sampling
+def _counts(draws):
+    return collections.Counter(tuple(x) for x in draws)
+
+
+@pytest.mark.parametrize("text,alpha,nbest", [("I saw a girl with a telescope.", 0.5, 8),
+                                              ("New York", 1.0, 4), ("unbelievable", 0.2, 16),
+                                              ("hello world", 0.0, 3)])
+def test_nbest_sampling_matches_sentencepiece(spm_models, text, alpha, nbest):
+    tok, sp = load_pair(spm_models["uni_nmt"])
+    n = 4000
+    tok.sample_encode(text, alpha=alpha, nbest_size=nbest, seed=12345)
+    mine = _counts(tok.sample_encode(text, alpha=alpha, nbest_size=nbest).tolist() for _ in range(n))
+    spm.set_random_generator_seed(12345)
+    theirs = _counts(sp.encode(text, enable_sampling=True, alpha=alpha, nbest_size=nbest) for _ in range(n))
+    # every draw is one of the n-best segmentations
+    best = {tuple(x.tolist()) for x in tok.nbest_encode(text, nbest)}
+    assert set(mine) <= best, set(mine) - best
+    assert set(theirs) <= best | {tuple(x) for x in sp.nbest_encode(text, nbest_size=nbest)}
+    # the expected probabilities: exp(alpha * score - Z) over the n-best scores
+    ids, off, scores = tok.model._nbest_raw(text, nbest)
+    p = np.exp(alpha * scores - np.logaddexp.reduce(alpha * scores))
+    expected = {tuple(ids[off[j]:off[j + 1]].tolist()): p[j] for j in range(len(p))}
+    # chi-square-like bound: each segmentation's frequency within 4.5 standard deviations
+    for seg, pj in expected.items():
+        sd = np.sqrt(pj * (1 - pj) / n) + 1e-9
+        assert abs(mine[seg] / n - pj) <= 4.5 * sd + 1e-3, (seg, mine[seg] / n, pj)
+        assert abs(theirs[seg] / n - pj) <= 4.5 * sd + 1e-3, (seg, theirs[seg] / n, pj)
+    chi2 = sum((mine[s] - n * pj) ** 2 / (n * pj) for s, pj in expected.items() if n * pj >= 5)
+    dof = sum(1 for pj in expected.values() if n * pj >= 5)
+    assert chi2 < dof + 6 * np.sqrt(2 * max(dof, 1)) + 10, (chi2, dof)
+    if alpha == 0.0:
+        assert len(mine) == len(expected)  # uniform over the n-best
+
+
+def test_nbest_sampling_edge_cases(spm_models):
+    tok, sp = load_pair(spm_models["uni_nmt"])
+    assert tok.sample_encode("", alpha=0.5, nbest_size=4).tolist() == []
+    assert tok.sample_encode("   ", alpha=0.5, nbest_size=4).tolist() == sp.encode("   ")
+    with pytest.raises(ValueError):
+        tok.sample_encode("abc", alpha=0.5, nbest_size=513)
+    ids = tok.sample_encode("hello", alpha=0.5, nbest_size=4, add_bos=True, add_eos=True).tolist()
+    assert ids[0] == sp.bos_id() and ids[-1] == sp.eos_id()
+    # seeded runs repeat
+    a = [tok.sample_encode("I saw a girl", alpha=0.1, nbest_size=10, seed=7).tolist()] + \
+        [tok.sample_encode("I saw a girl", alpha=0.1, nbest_size=10).tolist() for _ in range(20)]
+    b = [tok.sample_encode("I saw a girl", alpha=0.1, nbest_size=10, seed=7).tolist()] + \
+        [tok.sample_encode("I saw a girl", alpha=0.1, nbest_size=10).tolist() for _ in range(20)]
+    assert a == b

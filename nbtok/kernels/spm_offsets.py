@@ -1,4 +1,4 @@
-"""Character offsets for SentencePiece models (``encode_batch_offsets``).
+"""Character offsets for SentencePiece models (``encode_batch_offsets``), n-best sampling.
 
 Offsets follow sentencepiece's ``SentencePieceText`` pieces (``begin`` / ``end``), which come
 from ``Normalizer::Normalize``'s ``norm_to_orig``: every byte a normalizer step emits maps to
@@ -334,3 +334,30 @@ def normalized_with_alignment(text, N):
     norm, n2o, n = normalize_aligned(text, 0, text.shape[0], units, pool, root_ok, ud_bc, ud_value, flags, cls,
                                      norm, n2o)
     return norm[:n].copy(), n2o[:n + 1].copy()
+
+
+# ------------------------------------------------------------------ n-best sampling
+@kernel
+def sample_nbest_index(scores, alpha):
+    """Index j drawn with probability exp(alpha * scores[j] - Z), Z = logsumexp (sentencepiece's
+    ``SampleEncode`` with nbest_size > 1: ``std::discrete_distribution`` over those weights)."""
+    k = scores.shape[0]
+    if k <= 1:
+        return 0
+    mx = -np.inf
+    for j in range(k):
+        v = alpha * scores[j]
+        if v > mx:
+            mx = v
+    w = np.empty(k)
+    total = 0.0
+    for j in range(k):
+        w[j] = np.exp(alpha * scores[j] - mx)
+        total += w[j]
+    r = np.random.random() * total
+    acc = 0.0
+    for j in range(k):
+        acc += w[j]
+        if r < acc:
+            return j
+    return k - 1

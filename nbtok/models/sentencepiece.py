@@ -259,7 +259,9 @@ class SentencePieceModel:
 
     def sample_encode(self, text, alpha=0.1, nbest_size=-1, seed=None, add_bos=False, add_eos=False):
         """Subword regularization. Unigram: ``nbest_size < 0`` samples a segmentation from the full
-        lattice (forward-filtering backward-sampling, p ~ exp(alpha * score)); 0 or 1 is Viterbi.
+        lattice (forward-filtering backward-sampling, p ~ exp(alpha * score)); 0 or 1 is Viterbi;
+        ``nbest_size > 1`` (at most 512) draws one of the nbest_size best segmentations with
+        p ~ exp(alpha * score) (sentencepiece's ``SampleEncode``).
         BPE: BPE-dropout, each valid merge skipped with probability ``alpha``.
         ``seed`` seeds Numba's generator (sentencepiece's mt19937 streams are not reproduced)."""
         buf = np.frombuffer(_as_bytes(text), np.uint8)
@@ -273,7 +275,7 @@ class SentencePieceModel:
         if nbest_size in (0, 1):
             return self.encode(text, add_bos, add_eos)
         if nbest_size > 1:
-            raise NotImplementedError("n-best sampling (nbest_size > 1) is not implemented; use nbest_size=-1")
+            return self._sample_nbest(text, alpha, nbest_size, add_bos, add_eos)
         return kuni.sample_one(buf, self.N, self.M, F, float(alpha))
 
     def nbest_encode(self, text, n, add_bos=False, add_eos=False):
@@ -424,7 +426,7 @@ class SentencePieceModel:
     def __len__(self):
         return self.V
 
-    # ------------------------------------------------------------------ offsets
+    # ------------------------------------------------------------------ offsets, n-best sampling
     def encode_batch_offsets(self, texts, add_bos=False, add_eos=False, num_threads=None, **opts):
         """``(ids int32[total], offsets int64[n+1], starts int64[total], ends int64[total])``:
         the ids of ``encode_batch_ragged`` and, per token, its character span in its text, as
@@ -505,3 +507,20 @@ class SentencePieceModel:
         """``(ids, starts, ends)`` of one text (character offsets, see ``encode_batch_offsets``)."""
         ids, _, st, en = self.encode_batch_offsets([text], add_bos, add_eos, **opts)
         return ids, st, en
+
+    def _sample_nbest(self, text, alpha, nbest_size, add_bos, add_eos):
+        """sentencepiece ``SampleEncode`` with nbest_size > 1: the nbest_size best segmentations,
+        one drawn with probability exp(alpha * score - Z), Z = logsumexp over them."""
+        from ..kernels import spm_offsets as koff
+        if nbest_size > 512:
+            raise ValueError("nbest_size must be <= 512")
+        ids, off, scores = self._nbest_raw(text, nbest_size, add_bos, add_eos)
+        j = koff.sample_nbest_index(scores, float(alpha))
+        return ids[off[j]:off[j + 1]].copy()
+
+    def _nbest_raw(self, text, n, add_bos=False, add_eos=False):
+        """(ids, offsets, scores) of the n best segmentations (``kernels.unigram.nbest_one``)."""
+        if self.model_type != "unigram":
+            raise ValueError("n-best needs a Unigram model")
+        buf = np.frombuffer(_as_bytes(text), np.uint8)
+        return kuni.nbest_one(buf, self.N, self.M, self._F(add_bos, add_eos), int(n))

@@ -13,8 +13,7 @@ and the dummy prefix alone is an empty span, or part of the span of the piece it
 (the output bytes are the same; the tests check it). Then the model runs on the normalized
 bytes (Unigram ``viterbi`` / SentencePiece BPE initial split + merges), and ``_emit`` turns
 the symbols into ids (``finish_ids``: byte fallback, merged runs of unknowns, bos / eos) with
-byte spans, which are converted to character offsets by forward scans of the input (starts
-never decrease, nor do ends).
+character spans (one forward cursor over the input: the spans never go backwards).
 
 Deliberate differences from sentencepiece's proto:
 * byte-fallback ``<0xXX>`` tokens of one character all get that character's span
@@ -41,7 +40,7 @@ def _grow(out, n2o, n, need):
     cap = max(2 * out.shape[0], n + need + 16)
     o2 = np.empty(cap, np.uint8)
     o2[:n] = out[:n]
-    m2 = np.empty(cap + 1, np.int64)
+    m2 = np.empty(cap + 1, np.int32)
     m2[:n] = n2o[:n]
     return o2, m2
 
@@ -65,7 +64,8 @@ def _space(out, n2o, n, escape, at):
 def normalize_aligned(text, start, end, units, pool, root_ok, ud_bc, ud_value, flags, cls, out, n2o):
     """``kernels.normalize.normalize`` plus ``norm_to_orig``: returns (out, n2o, n) with
     ``n2o[:n + 1]`` the input byte offset (relative to ``start``) of each output byte, and of
-    the end. ``out`` / ``n2o`` are grown if needed (``n2o`` has one more slot than ``out``)."""
+    the end. ``out`` / ``n2o`` (int32: documents under 2 GiB) are grown if needed (``n2o`` has
+    one more slot than ``out``)."""
     add_dummy = flags[0] != 0
     remove_extra = flags[1] != 0
     escape = flags[2] != 0
@@ -145,7 +145,7 @@ def normalize_aligned(text, start, end, units, pool, root_ok, ud_bc, ud_value, f
 
 @kernel
 def new_norm_scratch(n):
-    return np.empty(n + 16, np.uint8), np.empty(n + 17, np.int64)
+    return np.empty(n + 16, np.uint8), np.empty(n + 17, np.int32)
 
 
 # ------------------------------------------------------------------ symbols -> ids + spans
@@ -168,83 +168,67 @@ def _symbol_len(s, V, piece_offsets):
 def _emit(syms, m, n2o, piece_offsets, F, text, start, ids, st, en, lo, hi):
     """Ids (as ``finish_ids``) and character spans of ``syms[:m]`` into ``ids/st/en[lo:hi]``.
 
-    Returns the count, or -1 if it does not fit."""
+    Returns the count, or -1 if it does not fit. Symbol t covers normalized bytes [p, q), so
+    input bytes [n2o[p], n2o[q]); the next symbol starts at n2o[q], so one cursor over the
+    input (counting UTF-8 lead bytes) turns the byte spans into character spans."""
     V, unk_id, byte_fallback, byte_ids, bos, eos = F
+    if hi - lo < (bos >= 0) + (eos >= 0):
+        return -1
     o = lo
     if bos >= 0:
-        if o >= hi:
-            return -1
         ids[o] = bos
+        st[o] = 0
+        en[o] = 0
         o += 1
-    first = o
+    hi_body = hi - (eos >= 0)
     prev_unk = False
     pos = 0
-    tmp = np.empty(4, np.uint8)
+    b = 0  # input byte cursor (relative to start) and its character index
+    c = 0
     for t in range(m):
         s = syms[t]
-        ln = _symbol_len(s, V, piece_offsets)
-        b0 = n2o[pos]
-        b1 = n2o[pos + ln]
-        pos += ln
+        x = n2o[pos]
+        while b < x:
+            c += (text[start + b] & 0xC0) != 0x80
+            b += 1
+        c0 = c
+        pos += _symbol_len(s, V, piece_offsets)
+        x = n2o[pos]
+        while b < x:
+            c += (text[start + b] & 0xC0) != 0x80
+            b += 1
         if s < V:
-            if o >= hi:
+            if o >= hi_body:
                 return -1
             ids[o] = s
-            st[o] = b0
-            en[o] = b1
+            st[o] = c0
+            en[o] = c
             o += 1
             prev_unk = False
         elif byte_fallback:
-            k = kuni.symbol_bytes(s, V, tmp)
-            if o + k > hi:
+            if o + 4 > hi_body:
                 return -1
-            for j in range(k):
-                ids[o] = byte_ids[tmp[j]]
-                st[o] = b0
-                en[o] = b1
-                o += 1
+            o2 = kuni._emit_symbol_bytes(s, V, byte_ids, ids, o)
+            for j in range(o, o2):
+                st[j] = c0
+                en[j] = c
+            o = o2
         else:
             if prev_unk:
-                en[o - 1] = b1
+                en[o - 1] = c
             else:
-                if o >= hi:
+                if o >= hi_body:
                     return -1
                 ids[o] = unk_id
-                st[o] = b0
-                en[o] = b1
+                st[o] = c0
+                en[o] = c
                 o += 1
             prev_unk = True
-    last = o
     if eos >= 0:
-        if o >= hi:
-            return -1
         ids[o] = eos
+        st[o] = 0
+        en[o] = 0
         o += 1
-    # byte offsets -> character offsets: starts never decrease and neither do ends (byte
-    # pieces of one character share a span), so one forward cursor each
-    b = 0
-    c = 0
-    be = 0
-    ce = 0
-    for t in range(first, last):
-        x = st[t]
-        while b < x:
-            if (text[start + b] & 0xC0) != 0x80:
-                c += 1
-            b += 1
-        st[t] = c
-        x = en[t]
-        while be < x:
-            if (text[start + be] & 0xC0) != 0x80:
-                ce += 1
-            be += 1
-        en[t] = ce
-    if bos >= 0:
-        st[lo] = 0
-        en[lo] = 0
-    if eos >= 0:
-        st[o - 1] = 0
-        en[o - 1] = 0
     return o - lo
 
 
@@ -313,10 +297,10 @@ def bpe_offsets_batch(buf, offsets, out_offsets, N, M, F, W, piece_offsets, n_ch
                               out_offsets[d], out_offsets[d + 1])
 
 
-@kernel
+@batch_kernel
 def compact3(ids, st, en, out_offsets, counts, res_off, rid, rst, ren):
     """Copy each document's slot (``counts[d] >= 0``) to its place in the compact arrays."""
-    for d in range(counts.shape[0]):
+    for d in prange(counts.shape[0]):
         c = counts[d]
         src = out_offsets[d]
         dst = res_off[d]

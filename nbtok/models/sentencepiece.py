@@ -443,14 +443,16 @@ class SentencePieceModel:
                 numba.set_num_threads(old)
         if isinstance(texts, (str, bytes)):
             raise TypeError("encode_batch_offsets expects a list of str, not a single text")
-        texts = list(texts)
-        if not all(isinstance(t, str) for t in texts):
-            raise TypeError("offsets are character offsets: texts must be str")
-        data = [t.encode("utf-8") for t in texts]
+        try:
+            data = [t.encode("utf-8") for t in texts]  # bytes have no .encode
+        except AttributeError:
+            raise TypeError("offsets are character offsets: texts must be str") from None
         n = len(data)
         lens = np.fromiter(map(len, data), np.int64, n)
         offsets = np.zeros(n + 1, np.int64)
         np.cumsum(lens, out=offsets[1:])
+        if n and lens.max() >= 2 ** 31:
+            raise ValueError("a text of 2 GiB or more: offsets are not supported")
         buf = np.frombuffer(b"".join(data), np.uint8)
         F = self._F(add_bos, add_eos)
         po = self.vocab.piece_offsets
@@ -460,8 +462,8 @@ class SentencePieceModel:
             np.cumsum(room, out=out_offsets[1:])
             total = int(out_offsets[-1])
             ids = np.empty(total, np.int32)
-            st = np.empty(total, np.int64)
-            en = np.empty(total, np.int64)
+            st = np.empty(total, np.int32)  # per-document character offsets
+            en = np.empty(total, np.int32)
             counts = np.zeros(room.size, np.int64)
             if room.size:
                 if self.model_type == "unigram":

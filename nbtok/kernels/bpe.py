@@ -21,7 +21,7 @@ import numpy as np
 from .._jit import kernel, leaf_kernel
 from .hashmap import intmap_get
 from .heap import heap_pop, heap_push, heapify
-from .runqueue import new_runqueue, rq_capacity, rq_clear, rq_pop, rq_push
+from .runqueue import rq_capacity, runqueue_over, rq_clear, rq_pop, rq_push
 
 LOW32 = 0xFFFFFFFF
 
@@ -73,7 +73,7 @@ def bpe_merge(ids, n, map_keys, map_values, heap, prev, nxt, pair_at, dropout):
     no_cache = np.empty((1, 2), np.int64)
     if n >= LONG_PIECE:
         return bpe_merge_cached(ids, n, map_keys, map_values, heap, prev, nxt, pair_at, dropout,
-                                no_cache, False, new_runqueue(3 * n + 1))
+                                no_cache, False, runqueue_over(heap))
     return merge_loop(ids, n, map_keys, map_values, heap, prev, nxt, pair_at, dropout, no_cache, False, None)
 
 

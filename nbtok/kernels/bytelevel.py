@@ -32,7 +32,7 @@ from .._jit import batch_kernel, kernel, leaf_kernel
 from .bpe import LONG_PIECE, bpe_merge_cached, new_pair_cache, new_scratch
 from .hashmap import SHORT_KEY_BYTES, bytesmap_get, shortmap_get
 from .pretokenize import pretokenize
-from .runqueue import new_runqueue
+from .runqueue import runqueue_over
 
 
 CACHE_SLOTS = 4096
@@ -45,7 +45,7 @@ def new_piece_scratch(cap):
     """Scratch for pieces of up to ``cap`` bytes: ``bpe_merge``'s arrays, its pair cache and,
     if pieces can be long, its run queue (untouched memory until a long piece comes)."""
     heap, prev, nxt, pair_at = new_scratch(cap)
-    queue = new_runqueue(3 * cap + 1 if cap >= LONG_PIECE else 1)
+    queue = runqueue_over(heap if cap >= LONG_PIECE else heap[:1])
     return heap, prev, nxt, pair_at, new_pair_cache(), queue
 
 

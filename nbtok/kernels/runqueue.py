@@ -29,10 +29,17 @@ OPEN_SLOTS = 1024
 
 @kernel
 def new_runqueue(cap):
+    return runqueue_over(np.empty(cap, np.int64))
+
+
+@kernel
+def runqueue_over(keys):
+    """A run queue whose heap of run heads lives in ``keys`` (e.g. the merge loop's array
+    heap, which the loop does not use while it runs on the queue)."""
+    cap = keys.shape[0]
     opened = np.empty((OPEN_SLOTS, 2), np.int64)
     opened[:, 1] = -1
-    return (np.empty(cap, np.int64), np.empty(cap, np.int32), np.empty(cap, np.int64),
-            opened, np.zeros(2, np.int64))
+    return keys, np.empty(cap, np.int32), np.empty(cap, np.int64), opened, np.zeros(2, np.int64)
 
 
 @leaf_kernel

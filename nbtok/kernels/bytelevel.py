@@ -315,15 +315,27 @@ def merge_table_from_ranks(piece_bytes, piece_offsets, slot_ids, slot_hashes, ra
 
 
 @kernel
-def encode_one(buf, M, P, S):
-    """Encode one document (no thread pool): the path of ``encode``."""
-    n = buf.shape[0]
-    cap = max(n, 1)
-    out = np.empty(cap, np.int32)
-    ends = np.empty(cap, np.int64)
-    ids = np.empty(cap, np.int32)
-    pos = encode_range(buf, 0, n, M, P, S, out, 0, ends, ids, new_piece_scratch(cap), new_cache(cache_slots_for(n)))
+def new_doc_scratch(cap):
+    """What ``encode_one_into`` needs for documents of up to ``cap`` bytes:
+    ``(out, ends, ids, piece scratch, pre-token cache)``."""
+    cap = max(cap, 1)
+    return (np.empty(cap, np.int32), np.empty(cap, np.int64), np.empty(cap, np.int32),
+            new_piece_scratch(cap), new_cache(cache_slots_for(cap)))
+
+
+@kernel
+def encode_one_into(buf, M, P, S, doc):
+    """Encode one document (no thread pool) with the scratch ``doc`` (``new_doc_scratch`` of at
+    least ``buf``'s size), which may be reused: its pre-token cache stays valid for the model."""
+    out, ends, ids, scratch, cache = doc
+    pos = encode_range(buf, 0, buf.shape[0], M, P, S, out, 0, ends, ids, scratch, cache)
     return out[:pos].copy()
+
+
+@kernel
+def encode_one(buf, M, P, S):
+    """Encode one document with fresh scratch."""
+    return encode_one_into(buf, M, P, S, new_doc_scratch(buf.shape[0]))
 
 
 @kernel

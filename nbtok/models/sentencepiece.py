@@ -39,6 +39,18 @@ def _vocab_from_arrays(piece_bytes, piece_offsets, scores, kinds):
     return v
 
 
+_FAST_CALL = True
+
+
+def _stable_type(a):
+    """Whether the Numba type of argument ``a`` is fixed by the model (so a cached entry point
+    keyed on the model stays valid): the text buffer from ``np.frombuffer`` of bytes, the model
+    tuples, Python / NumPy scalars."""
+    if isinstance(a, np.ndarray):
+        return a.flags.c_contiguous
+    return True
+
+
 def _as_bytes(text):
     if isinstance(text, str):
         return text.encode("utf-8")
@@ -165,6 +177,8 @@ class SentencePieceModel:
         self.bos_id = self._reserved_id(t["bos_piece"])
         self.eos_id = self._reserved_id(t["eos_piece"])
 
+    _encode_ep = None  # compiled entry point of the plain ``encode`` (set on the first call)
+
     # ------------------------------------------------------------------ loading / saving
     @classmethod
     def load(cls, path):
@@ -193,8 +207,30 @@ class SentencePieceModel:
         return self.piece_to_id(piece)
 
     def _F(self, add_bos, add_eos):
-        return (np.int64(self.V), np.int64(self.unk_id), self.byte_fallback, self.byte_ids,
-                np.int64(self.bos_id if add_bos else -1), np.int64(self.eos_id if add_eos else -1))
+        Fs = self.__dict__.get("_Fs")
+        if Fs is None:
+            Fs = self._Fs = {(b, e): (np.int64(self.V), np.int64(self.unk_id), self.byte_fallback, self.byte_ids,
+                                      np.int64(self.bos_id if b else -1), np.int64(self.eos_id if e else -1))
+                             for b in (False, True) for e in (False, True)}
+        return Fs[bool(add_bos), bool(add_eos)]
+
+    def _call(self, dispatcher, *args):
+        """``dispatcher(*args)`` through its compiled entry point, resolved once per model and
+        kernel (the argument types are fixed by the model: the text is always a read-only
+        C-contiguous uint8 buffer from ``np.frombuffer``). Numba's dispatch over tuples of arrays
+        costs several microseconds per call. Until an overload is resolved, the dispatcher runs."""
+        eps = self.__dict__.get("_eps")
+        if eps is None:
+            eps = self._eps = {}
+        ep = eps.get(dispatcher)
+        if ep is not None:
+            return ep(*args)
+        res = dispatcher(*args)
+        sig = tuple(numba.typeof(a) for a in args)
+        cres = dispatcher.overloads.get(sig)
+        if cres is not None and _FAST_CALL and all(_stable_type(a) for a in args):
+            eps[dispatcher] = cres.entry_point
+        return res
 
     @staticmethod
     def _check_opts(opts):
@@ -204,12 +240,25 @@ class SentencePieceModel:
 
     # ------------------------------------------------------------------ encoding
     def encode(self, text, add_bos=False, add_eos=False, **opts):
-        self._check_opts(opts)
-        buf = np.frombuffer(_as_bytes(text), np.uint8)
+        if opts:
+            self._check_opts(opts)
+        buf = np.frombuffer(text.encode("utf-8") if type(text) is str else _as_bytes(text), np.uint8)
+        if not (add_bos or add_eos):
+            ep = self._encode_ep
+            if ep is not None:
+                return ep(buf, *self._encode_args)
         F = self._F(add_bos, add_eos)
         if self.model_type == "unigram":
-            return kuni.encode_one(buf, self.N, self.M, F)
-        return kbpe.encode_one(buf, self.N, self.M, F, 0.0, self.W)
+            res = self._call(kuni.encode_one, buf, self.N, self.M, F)
+            if not (add_bos or add_eos):
+                self._encode_args = (self.N, self.M, F)
+                self._encode_ep = self._eps.get(kuni.encode_one)
+            return res
+        res = self._call(kbpe.encode_one, buf, self.N, self.M, F, 0.0, self.W)
+        if not (add_bos or add_eos):
+            self._encode_args = (self.N, self.M, F, 0.0, self.W)
+            self._encode_ep = self._eps.get(kbpe.encode_one)
+        return res
 
     def encode_batch_ragged(self, texts, add_bos=False, add_eos=False, num_threads=None, **opts):
         """(ids int32[total], offsets int64[n+1]) for a list of texts: one parallel kernel call.

@@ -7,3 +7,7 @@ import numba
 
 kernel = numba.njit(cache=True, nogil=True)
 batch_kernel = numba.njit(cache=True, nogil=True, parallel=True)
+
+# small helpers called in the innermost loops: inlined at the Numba IR level, so a call costs
+# neither the call itself nor the reference counting of the arrays handed to it
+inline_kernel = numba.njit(cache=True, nogil=True, inline="always")

@@ -111,9 +111,10 @@ class SentencePieceModel:
 
         # ---- vocabulary trie over NORMAL / USER_DEFINED / UNUSED pieces
         matchable = np.flatnonzero((kinds == NORMAL) | (kinds == USER_DEFINED) | (kinds == UNUSED))
-        self.trie = build_trie(pb, proto.piece_offsets, matchable)
-        if np.count_nonzero(self.trie[1] >= 0) != matchable.size:
-            raise ValueError("sentencepiece model: a piece is defined twice")
+        self._matchable = matchable
+        self._trie = None
+        if self.model_type == "unigram":
+            self.trie  # noqa: B018 (built now: the lattice needs it; checks for repeated pieces)
         ud = np.flatnonzero(kinds == USER_DEFINED)
         self.ud_trie = build_trie(pb, proto.piece_offsets, ud) if ud.size else (np.zeros(0, np.int32), np.zeros(0, np.int32))
 
@@ -157,25 +158,71 @@ class SentencePieceModel:
             lat = np.flatnonzero((kinds == NORMAL) | (kinds == USER_DEFINED))
             lbc, lvalue = build_trie(pb, proto.piece_offsets, lat) if lat.size < matchable.size else self.trie
             self.cells = kuni.pack_lattice_trie(lbc, lvalue, lscore)
-            self.M = (self.cells, self.cells.view(np.float32), self.unk_score, np.int64(V))
+            self._M = (self.cells, self.cells.view(np.float32), self.unk_score, np.int64(V))
         else:
             _, ranks = np.unique(-scores.astype(np.float64), return_inverse=True)
-            keys, vals, sl, sr = kbpe.build_merge_entries(pb, proto.piece_offsets, kinds,
-                                                          ranks.astype(np.int64), self.trie[0], self.trie[1])
-            self.merges = IntMap.from_arrays(keys, vals)
-            self.M = (self.trie[0], self.trie[1], self.merges.keys, self.merges.values, kinds, sl, sr,
-                      np.int64(V))
+            self._ranks = ranks.astype(np.int64)
+            self._M = None
+            lens_ok = V < (1 << 20) and int(lens.max()) < 4096 and pb.size < (1 << 31)
+            if lens_ok:
+                table, psym, prank, ascii_ids, dup = kbpe.build_piece_table(pb, proto.piece_offsets, kinds,
+                                                                            self._ranks)
+                if dup >= 0:
+                    raise ValueError("sentencepiece model: a piece is defined twice")
+                has_unused = bool(np.any(kinds == UNUSED))
+                if has_unused:
+                    sl, sr = kbpe.split_unused(table, pb, proto.piece_offsets, kinds, V)
+                else:
+                    sl = sr = np.full(V, -1, np.int64)
+                self.P = (table, psym, kbpe.build_bigrams(pb, proto.piece_offsets, kinds), prank, ascii_ids, pb, proto.piece_offsets, kinds, sl, sr, has_unused,
+                          np.int64(V))
+            else:
+                self.trie  # noqa: B018 (checks for repeated pieces)
             # word-by-word merging (and its cache) is exact when no piece can cross a word start
+            self._words_ok = bool(kbpe.word_split_ok(pb, proto.piece_offsets, kinds, self.ws_suffix))
+            # the hashed word loop: prefix whitespace, no user-defined symbols (which the
+            # initial split matches longest-first and freezes); otherwise the merge-table path
+            self.fast_words = lens_ok and self._words_ok and not self.ws_suffix and ud.size == 0
+        self.special_tokens = {self.vocab.piece(i).decode("utf-8", "replace"): int(i)
+                               for i in np.flatnonzero(kinds == CONTROL).tolist()}
+        self._reserved = {p: int(i) for p, i in zip(rs, reserved.tolist())}
+        self.bos_id = self._reserved_id(t["bos_piece"])
+        self.eos_id = self._reserved_id(t["eos_piece"])
+
+    @property
+    def trie(self):
+        """Double-array trie over the matchable pieces (built on first use for BPE models)."""
+        if self._trie is None:
+            pb, po = self.proto.piece_bytes, self.proto.piece_offsets
+            trie = build_trie(pb, po, self._matchable)
+            if np.count_nonzero(trie[1] >= 0) != self._matchable.size:
+                raise ValueError("sentencepiece model: a piece is defined twice")
+            self._trie = trie
+        return self._trie
+
+    @property
+    def M(self):
+        """Unigram: the lattice arrays. BPE: the merge-table path's arrays (every split of every
+        piece in a hash map), built on first use; the hashed word loop (``P``) does not need it."""
+        if self.model_type == "unigram":
+            return self._M
+        if self._M is None:
+            pb, po, kinds, V = self.proto.piece_bytes, self.proto.piece_offsets, self.proto.types, self.V
+            keys, vals, sl, sr = kbpe.build_merge_entries(pb, po, kinds, self._ranks, self.trie[0], self.trie[1])
+            self.merges = IntMap.from_arrays(keys, vals)
+            self._M = (self.trie[0], self.trie[1], self.merges.keys, self.merges.values, kinds, sl, sr,
+                       np.int64(V))
             space = "\u2581".encode()
             sid = self.vocab.get(space, -1)
             if sid < 0 or kinds[sid] not in (NORMAL, UNUSED, USER_DEFINED):
                 sid = V + 0x2581
-            ok = kbpe.word_split_ok(pb, proto.piece_offsets, kinds, self.ws_suffix)
-            self.W = (bool(ok), np.int64(sid), self.ws_suffix)
-        self.special_tokens = {self.vocab.piece(i).decode("utf-8", "replace"): int(i)
-                               for i in np.flatnonzero(kinds == CONTROL).tolist()}
-        self.bos_id = self._reserved_id(t["bos_piece"])
-        self.eos_id = self._reserved_id(t["eos_piece"])
+            self._W = (self._words_ok, np.int64(sid), self.ws_suffix)
+        return self._M
+
+    @property
+    def W(self):
+        self.M  # noqa: B018
+        return self._W
 
     _encode_ep = None  # compiled entry point of the plain ``encode`` (set on the first call)
 
@@ -204,7 +251,8 @@ class SentencePieceModel:
 
     # ------------------------------------------------------------------ helpers
     def _reserved_id(self, piece):
-        return self.piece_to_id(piece)
+        i = self._reserved.get(piece.encode("utf-8"))
+        return i if i is not None else self.piece_to_id(piece)
 
     def _F(self, add_bos, add_eos):
         Fs = self.__dict__.get("_Fs")
@@ -254,10 +302,15 @@ class SentencePieceModel:
                 self._encode_args = (self.N, self.M, F)
                 self._encode_ep = self._eps.get(kuni.encode_one)
             return res
-        res = self._call(kbpe.encode_one, buf, self.N, self.M, F, 0.0, self.W)
+        if self.fast_words:
+            res = self._call(kbpe.encode_one_words, buf, self.N, self.P, F)
+            args, kern = (self.N, self.P, F), kbpe.encode_one_words
+        else:
+            res = self._call(kbpe.encode_one, buf, self.N, self.M, F, 0.0, self.W)
+            args, kern = (self.N, self.M, F, 0.0, self.W), kbpe.encode_one
         if not (add_bos or add_eos):
-            self._encode_args = (self.N, self.M, F, 0.0, self.W)
-            self._encode_ep = self._eps.get(kbpe.encode_one)
+            self._encode_args = args
+            self._encode_ep = self._eps.get(kern)
         return res
 
     def encode_batch_ragged(self, texts, add_bos=False, add_eos=False, num_threads=None, **opts):
@@ -291,6 +344,8 @@ class SentencePieceModel:
         if n:
             if self.model_type == "unigram":
                 kuni.encode_batch(buf, offsets, out_offsets, self.N, self.M, F, n_chunks, out, counts)
+            elif self.fast_words:
+                kbpe.encode_batch_words(buf, offsets, out_offsets, self.N, self.P, F, n_chunks, out, counts)
             else:
                 kbpe.encode_batch(buf, offsets, out_offsets, self.N, self.M, F, n_chunks, out, counts, self.W)
         redo = np.flatnonzero(counts < 0)
@@ -318,6 +373,8 @@ class SentencePieceModel:
         if self.model_type == "bpe":
             if not 0.0 <= alpha <= 1.0:
                 raise ValueError("alpha must be in [0, 1] for BPE-dropout")
+            if alpha == 0.0 and self.fast_words:
+                return self.encode(text, add_bos, add_eos)
             return kbpe.encode_one(buf, self.N, self.M, F, float(alpha), self.W)
         if nbest_size in (0, 1):
             return self.encode(text, add_bos, add_eos)
@@ -343,6 +400,8 @@ class SentencePieceModel:
         buf = np.frombuffer(_as_bytes(text), np.uint8)
         if self.model_type == "unigram":
             return kuni.symbols_one(buf, self.N, self.M)
+        if self.fast_words and not dropout > 0.0:
+            return kbpe.symbols_one_words(buf, self.N, self.P)
         return kbpe.symbols_one(buf, self.N, self.M, float(dropout), self.W)
 
     def _pieces_from_symbols(self, syms):

@@ -249,6 +249,10 @@ class SentencePieceModel:
     def from_state(cls, state):
         return cls.from_bytes(state["model_proto"])
 
+    def __reduce__(self):
+        # the cached compiled entry points are not picklable: rebuild from the model proto
+        return (type(self).from_state, (self.state(),))
+
     # ------------------------------------------------------------------ helpers
     def _reserved_id(self, piece):
         i = self._reserved.get(piece.encode("utf-8"))

@@ -279,6 +279,10 @@ def normalize(text, start, end, units, pool, root_ok, ud_bc, ud_value, flags, cl
         return out, 0
     if remove_extra:
         while pos < end:
+            c = text[pos]
+            k = cls[c]
+            if k == 1 or (k == 3 and c != 0x20 and pos + 1 < end and cls[256 + 256 * np.int64(c) + text[pos + 1]] == 1):
+                break  # plain ASCII other than a space: no leading space left to drop
             kind, a, b, consumed = normalize_prefix(text, pos, end, units, pool, root_ok, ud_bc, ud_value)
             if b - a == 1 and _src_byte(kind, text, pool, a) == 0x20:
                 pos += consumed

@@ -40,6 +40,8 @@ def _vocab_from_arrays(piece_bytes, piece_offsets, scores, kinds):
 
 
 _FAST_CALL = True
+_U8 = np.dtype(np.uint8)  # np.frombuffer is about 0.5 us faster with a dtype object than with np.uint8
+_frombuffer = np.frombuffer
 
 
 def _stable_type(a):
@@ -294,17 +296,20 @@ class SentencePieceModel:
     def encode(self, text, add_bos=False, add_eos=False, **opts):
         if opts:
             self._check_opts(opts)
-        buf = np.frombuffer(text.encode("utf-8") if type(text) is str else _as_bytes(text), np.uint8)
+        buf = _frombuffer(text.encode() if type(text) is str else _as_bytes(text), _U8)
         if not (add_bos or add_eos):
             ep = self._encode_ep
             if ep is not None:
                 return ep(buf, *self._encode_args)
         F = self._F(add_bos, add_eos)
         if self.model_type == "unigram":
-            res = self._call(kuni.encode_one, buf, self.N, self.M, F)
-            if not (add_bos or add_eos):
-                self._encode_args = (self.N, self.M, F)
-                self._encode_ep = self._eps.get(kuni.encode_one)
+            if add_bos or add_eos:
+                return self._call(kuni.encode_one, buf, self.N, self.M, F)
+            if self.__dict__.get("_blob") is None:
+                self._blob = kuni.pack_blob(self.N, self.M, F)
+            res = self._call(kuni.encode_one_blob, buf, self._blob)
+            self._encode_args = (self._blob,)
+            self._encode_ep = self._eps.get(kuni.encode_one_blob)
             return res
         if self.fast_words:
             res = self._call(kbpe.encode_one_words, buf, self.N, self.P, F)

@@ -1008,8 +1008,12 @@ def encode_batch_words(buf, offsets, out_offsets, N, P, F, n_chunks, out, counts
         d1 = n_docs * (c + 1) // n_chunks
         S = new_word_scratch(1024)
         normbuf, syms, wsyms, starts, vals, nodes, heap, stack, tmp = S
-        tab, used = new_word_cache(17)
-        pc = new_pair_cache(PAIR_SLOTS_BITS)
+        # the word cache grows with the chunk (8 MB at most): small batches do not pay for a big one
+        bits = 8
+        while bits < 17 and (1 << bits) < (offsets[d1] - offsets[d0]) // 8:
+            bits += 1
+        tab, used = new_word_cache(bits)
+        pc = new_pair_cache(min(bits, PAIR_SLOTS_BITS))
         tmp_ids = np.empty(64, np.int32)
         for d in range(d0, d1):
             normbuf, n = normalize(buf, offsets[d], offsets[d + 1], units, pool, root_ok, ud_bc, ud_value, flags,

@@ -62,7 +62,9 @@ class Tokenizer:
 
     # ------------------------------------------------------------------ encoding
     def encode(self, text, **opts):
-        return self.model.encode(text, **opts)
+        if opts:
+            return self.model.encode(text, **opts)
+        return self.model.encode(text)  # (no empty keyword dict: this is most of a short call)
 
     def encode_ordinary(self, text):
         return self.model.encode(text, allowed_special=(), disallowed_special=())

@@ -274,9 +274,8 @@ def read_model_proto(data):
     trainer, normalizer, denorm = None, None, None
     raw_t, raw_n, raw_d = b"", b"", None
     other = []
-    for f, w, va, vb in zip(fields.tolist(), wtypes.tolist(), a.tolist(), b.tolist()):
-        if f == 1:
-            continue
+    rest = np.flatnonzero(~sel)  # the fields other than pieces (a handful; pieces can be 250k)
+    for f, w, va, vb in zip(fields[rest].tolist(), wtypes[rest].tolist(), a[rest].tolist(), b[rest].tolist()):
         if f in (2, 3, 5) and w != LEN:
             raise ValueError(f"corrupt sentencepiece model: field {f} is not a message")
         if f == 2:

@@ -26,6 +26,7 @@ from .._jit import kernel
 from .trie import longest_prefix
 
 SPACE0, SPACE1, SPACE2 = 0xE2, 0x96, 0x81  # U+2581 in UTF-8
+PLAIN_OFF = 256 + 128 * 256  # start of the per-code-point "no rule starts here" table in ``cls``
 
 
 @kernel
@@ -196,7 +197,7 @@ def byte_classes(units, root_ok, ud_bc, ud_value):
     may start here). ``cls[256 + 256 * c + c2]`` = 1 when c (class 3) has no rule of its own
     and no rule continues with byte c2, so c is copied unchanged.
     """
-    cls = np.zeros(256 + 128 * 256, np.uint8)
+    cls = np.zeros(PLAIN_OFF + 0x10000, np.uint8)
     n_units = units.shape[0]
     for c in range(128):
         if ud_bc.shape[0] > 0:
@@ -217,7 +218,52 @@ def byte_classes(units, root_ok, ud_bc, ud_value):
             if 0 <= p2 < n_units and (np.int64(units[p2]) & 0x800000FF) == c2:
                 continue
             cls[256 + 256 * c + c2] = 1
+    _plain_chars(units, cls)
     return cls
+
+
+@kernel
+def _plain_chars(units, cls):
+    """``cls[PLAIN_OFF + cp] = 1`` for each 2- or 3-byte code point (BMP) that no charsmap rule
+    starts with: the normalizer copies it without a rule lookup. A code point whose bytes are
+    a prefix of some rule key (or the whole key) is left 0 and takes the full step."""
+    n_units = units.shape[0]
+    for cp in range(0x80, 0x10000):
+        if 0xD800 <= cp < 0xE000:
+            continue
+        if cp < 0x800:
+            k = 2
+            b0 = 0xC0 | (cp >> 6)
+            b1 = 0x80 | (cp & 0x3F)
+            b2 = 0
+        else:
+            k = 3
+            b0 = 0xE0 | (cp >> 12)
+            b1 = 0x80 | ((cp >> 6) & 0x3F)
+            b2 = 0x80 | (cp & 0x3F)
+        if n_units == 0:
+            cls[PLAIN_OFF + cp] = 1
+            continue
+        pos = _offset(units[0])
+        consumed = 0
+        for q in range(k):
+            c = b0 if q == 0 else (b1 if q == 1 else b2)
+            pos = pos ^ c
+            if pos < 0 or pos >= n_units:
+                break
+            u = np.int64(units[pos])
+            if (u & 0x800000FF) != c:
+                break
+            if (u >> 8) & 1:
+                consumed = -1  # a key ends inside (cannot happen for valid keys): be safe
+                break
+            pos = pos ^ _offset(u)
+            if pos < 0 or pos >= n_units:
+                consumed = -1
+                break
+            consumed += 1
+        if consumed >= 0 and consumed < k:
+            cls[PLAIN_OFF + cp] = 1
 
 
 @kernel
@@ -233,6 +279,10 @@ def normalize(text, start, end, units, pool, root_ok, ud_bc, ud_value, flags, cl
         return out, 0
     if remove_extra:
         while pos < end:
+            c = text[pos]
+            k = cls[c]
+            if k == 1 or (k == 3 and c != 0x20 and pos + 1 < end and cls[256 + 256 * np.int64(c) + text[pos + 1]] == 1):
+                break  # plain ASCII other than a space: no leading space left to drop
             kind, a, b, consumed = normalize_prefix(text, pos, end, units, pool, root_ok, ud_bc, ud_value)
             if b - a == 1 and _src_byte(kind, text, pool, a) == 0x20:
                 pos += consumed
@@ -247,6 +297,7 @@ def normalize(text, start, end, units, pool, root_ok, ud_bc, ud_value, flags, cl
     if add_dummy and not ws_suffix:
         n = _emit_space(out, n, escape)
     is_prev_space = remove_extra
+    no_ud = ud_bc.shape[0] == 0
     while pos < end:
         c = text[pos]
         k = cls[c]
@@ -264,6 +315,39 @@ def normalize(text, start, end, units, pool, root_ok, ud_bc, ud_value, flags, cl
             is_prev_space = remove_extra
             pos += 1
             continue
+        if c >= 0xC0 and c < 0xF0 and no_ud and pos + 1 < end:
+            # a BMP character that no rule starts with (``_plain_chars``) is copied as is
+            c1 = np.int64(text[pos + 1])
+            if c < 0xE0:
+                if (c1 & 0xC0) == 0x80 and c >= 0xC2 and cls[PLAIN_OFF + (((np.int64(c) & 0x1F) << 6) | (c1 & 0x3F))]:
+                    out[n] = c
+                    out[n + 1] = c1
+                    n += 2
+                    pos += 2
+                    is_prev_space = False
+                    continue
+            elif pos + 2 < end:
+                c2 = np.int64(text[pos + 2])
+                cp = ((np.int64(c) & 0x0F) << 12) | ((c1 & 0x3F) << 6) | (c2 & 0x3F)
+                if (c1 & 0xC0) == 0x80 and (c2 & 0xC0) == 0x80 and cp >= 0x800 and cls[PLAIN_OFF + cp]:
+                    out[n] = c
+                    out[n + 1] = c1
+                    out[n + 2] = c2
+                    n += 3
+                    pos += 3
+                    is_prev_space = False
+                    continue
+        if c >= 0x80 and no_ud and not root_ok[c]:
+            # no rule and no user-defined symbol starts here: one valid character is copied
+            # (the output bytes never exceed the input bytes, so the room invariant holds)
+            ln = utf8_char_len(text, pos, end)
+            if ln > 0:
+                for q in range(ln):
+                    out[n + q] = text[pos + q]
+                n += ln
+                pos += ln
+                is_prev_space = False
+                continue
         kind, a, b, consumed = normalize_prefix(text, pos, end, units, pool, root_ok, ud_bc, ud_value)
         if is_prev_space:
             while a < b and _src_byte(kind, text, pool, a) == 0x20:

@@ -16,12 +16,13 @@ output through ``split_left`` / ``split_right`` (one recorded split per unused p
 import numpy as np
 from numba import prange
 
-from .._jit import batch_kernel, kernel
-from .bpe import bpe_merge, new_scratch as bpe_new_scratch
+from .._jit import batch_kernel, inline_kernel, kernel
+from .bpe import LOW32, bpe_merge, new_scratch as bpe_new_scratch
 from .hashmap import mix64
-from .normalize import normalize, one_char_len, utf8_char_len
+from .heap import heap_pop, heap_push, heapify
+from .normalize import SPACE0, SPACE1, SPACE2, normalize, one_char_len, utf8_char_len
 from .trie import exact_match, longest_prefix
-from .unigram import char_symbol, place_ids
+from .unigram import char_symbol, count_ids, finish_ids, place_ids, symbol_bytes
 
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
 
@@ -400,3 +401,632 @@ def encode_batch(buf, offsets, out_offsets, N, M, F, n_chunks, out, counts, W):
 @kernel
 def seed_rng(seed):
     np.random.seed(seed)
+
+
+# ====================================================================== hashed pieces (fast path)
+# The merge table above holds every split of every piece: O(sum of piece lengths) entries whose
+# build dominates loading a large model. The fast path needs only one table over the pieces,
+# keyed by a polynomial hash H(s) = sum (s_i + 1) * B^(len - 1 - i) mod 2^64, because
+# H(left + right) = H(left) * B^len(right) + H(right): a pair of symbols is looked up by the
+# hash of its concatenation, computed from the halves in O(1), and a hit is confirmed by
+# comparing the piece's bytes with the text the pair covers (so a collision cannot merge).
+# Results of pair lookups are kept in a small direct-mapped front cache.
+#
+# P = (table int64[2 * cap] of (hash, offset << 32 | length << 20 | piece id, or -1),
+#      psym uint64[2 * V] of (hash, B^length) per piece, unused,
+#      prank int32[V] (dense score rank of a piece that can be a merge result, else -1),
+#      ascii int32[128] (piece id of each ASCII character, or -1),
+#      piece_bytes, piece_offsets, kinds, split_left, split_right, V)
+
+HASH_B = 0x100000001B3
+
+
+@inline_kernel
+def _slot(h, mask):
+    z = np.uint64(h)
+    z = (z ^ (z >> np.uint64(29))) * np.uint64(0xBF58476D1CE4E5B9)
+    return np.int64(z >> np.uint64(20)) & mask
+
+
+@inline_kernel
+def poly_hash(buf, s, e):
+    """(H(buf[s:e]), B^(e-s)) mod 2^64."""
+    h = np.uint64(0)
+    p = np.uint64(1)
+    b = np.uint64(HASH_B)
+    for i in range(s, e):
+        h = h * b + np.uint64(buf[i]) + np.uint64(1)
+        p = p * b
+    return h, p
+
+
+@kernel
+def build_piece_table(piece_bytes, piece_offsets, kinds, ranks):
+    """Hash table over the NORMAL / USER_DEFINED / UNUSED pieces (see above).
+
+    Returns (table, psym, prank, ascii, dup) with dup = the id of a piece whose bytes
+    repeat an earlier one (-1 if none). Needs V < 2^20, pieces shorter than 4096 bytes and
+    fewer than 2^31 piece bytes (``table_fits``)."""
+    V = piece_offsets.shape[0] - 1
+    cap = 16
+    while cap < 2 * V:
+        cap *= 2
+    mask = cap - 1
+    table = np.empty(2 * cap, np.int64)
+    for i in range(cap):
+        table[2 * i + 1] = -1
+    psym = np.zeros(2 * V, np.uint64)
+    prank = np.full(V, -1, np.int32)
+    ascii = np.full(128, -1, np.int32)
+    dup = -1
+    for p in range(V):
+        k = kinds[p]
+        s = piece_offsets[p]
+        e = piece_offsets[p + 1]
+        h, pw = poly_hash(piece_bytes, s, e)
+        psym[2 * p] = h
+        psym[2 * p + 1] = pw
+        if k != NORMAL and k != UNUSED and k != USER_DEFINED:
+            continue
+        if k != USER_DEFINED:
+            prank[p] = ranks[p]
+        i = _slot(h, mask)
+        while table[2 * i + 1] >= 0:
+            q = table[2 * i + 1] & 0xFFFFF
+            if table[2 * i] == np.int64(h):
+                qs = piece_offsets[q]
+                if piece_offsets[q + 1] - qs == e - s:
+                    same = True
+                    for t in range(e - s):
+                        if piece_bytes[qs + t] != piece_bytes[s + t]:
+                            same = False
+                            break
+                    if same and dup < 0:
+                        dup = p
+            i = (i + 1) & mask
+        table[2 * i] = np.int64(h)
+        table[2 * i + 1] = (s << 32) | ((e - s) << 20) | p
+        if e - s == 1 and piece_bytes[s] < 128 and ascii[piece_bytes[s]] < 0:
+            ascii[piece_bytes[s]] = p
+    return table, psym, prank, ascii, dup
+
+
+@inline_kernel
+def table_find(table, piece_bytes, h, text, s, e):
+    """Id of the piece equal to ``text[s:e]`` whose hash is ``h``, or -1."""
+    mask = (table.shape[0] >> 1) - 1
+    i = _slot(h, mask)
+    n = e - s
+    while True:
+        v = table[2 * i + 1]
+        if v < 0:
+            return np.int64(-1)
+        if table[2 * i] == np.int64(h) and ((v >> 20) & 0xFFF) == n:
+            qs = v >> 32
+            same = True
+            for t in range(n):
+                if piece_bytes[qs + t] != text[s + t]:
+                    same = False
+                    break
+            if same:
+                return v & 0xFFFFF
+        i = (i + 1) & mask
+
+
+@inline_kernel
+def piece_lookup(table, ascii_ids, piece_bytes, text, s, e):
+    """Id of the matchable piece equal to ``text[s:e]``, or -1."""
+    if e - s == 1 and text[s] < 128:
+        return np.int64(ascii_ids[text[s]])
+    h, _ = poly_hash(text, s, e)
+    return table_find(table, piece_bytes, h, text, s, e)
+
+
+@kernel
+def split_unused(P_table, piece_bytes, piece_offsets, kinds, V):
+    """(split_left, split_right): the first split of each UNUSED piece into two symbols that
+    can merge (as ``build_merge_entries`` records it)."""
+    split_left = np.full(V, -1, np.int64)
+    split_right = np.full(V, -1, np.int64)
+    for p in range(V):
+        if kinds[p] != UNUSED:
+            continue
+        s = piece_offsets[p]
+        e = piece_offsets[p + 1]
+        cut = s + one_char_len(piece_bytes[s], e - s)
+        while cut < e:
+            hl, _ = poly_hash(piece_bytes, s, cut)
+            left = table_find(P_table, piece_bytes, hl, piece_bytes, s, cut)
+            if left >= 0 and kinds[left] == USER_DEFINED:
+                left = -1
+            if left < 0 and utf8_char_len(piece_bytes, s, cut) == cut - s:
+                left = char_symbol(piece_bytes, s, cut - s, V)
+            if left >= 0:
+                hr, _ = poly_hash(piece_bytes, cut, e)
+                right = table_find(P_table, piece_bytes, hr, piece_bytes, cut, e)
+                if right >= 0 and kinds[right] == USER_DEFINED:
+                    right = -1
+                if right < 0 and utf8_char_len(piece_bytes, cut, e) == e - cut:
+                    right = char_symbol(piece_bytes, cut, e - cut, V)
+                if right >= 0:
+                    split_left[p] = left
+                    split_right[p] = right
+                    break
+            cut += one_char_len(piece_bytes[cut], e - cut)
+    return split_left, split_right
+
+
+@inline_kernel
+def _sym_hash(psym, V, sym, tmp):
+    if sym < V:
+        return psym[2 * sym], psym[2 * sym + 1]
+    k = symbol_bytes(sym, V, tmp)
+    return poly_hash(tmp, 0, k)
+
+
+PAIR_SLOTS_BITS = 12
+
+
+@kernel
+def new_pair_cache(bits):
+    c = np.empty(2 * (1 << bits), np.int64)
+    for i in range(1 << bits):
+        c[2 * i] = -1
+    return c
+
+
+@inline_kernel
+def pair_lookup(table, psym, prank, piece_bytes, V, pc, left, right, text, s, e, tmp):
+    """Merge value (rank << 32 | piece) of adjacent symbols covering ``text[s:e]``, or -1."""
+    key = (np.int64(left) << 32) | np.int64(right)
+    mask = (pc.shape[0] >> 1) - 1
+    row = np.int64((np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)) & mask
+    if pc[2 * row] == key:
+        return pc[2 * row + 1]
+    hl, _ = _sym_hash(psym, V, left, tmp)
+    hr, pr = _sym_hash(psym, V, right, tmp)
+    h = hl * pr + hr
+    q = table_find(table, piece_bytes, h, text, s, e)
+    v = np.int64(-1)
+    if q >= 0:
+        r = prank[q]
+        if r >= 0:
+            v = (np.int64(r) << 32) | q
+    pc[2 * row] = key
+    pc[2 * row + 1] = v
+    return v
+
+
+SMALL_WORD = 40
+
+
+@kernel
+def word_symbols(table, ascii_ids, piece_bytes, V, text, a, b, syms, starts):
+    """Initial symbols of ``text[a:b]`` (one per character) with their start offsets."""
+    m = 0
+    p = a
+    while p < b:
+        mblen = one_char_len(text[p], b - p)
+        v = piece_lookup(table, ascii_ids, piece_bytes, text, p, p + mblen)
+        if v < 0:
+            v = char_symbol(text, p, mblen, V)
+        syms[m] = v
+        starts[m] = p
+        m += 1
+        p += mblen
+    return m
+
+
+@kernel
+def merge_small(table, psym, prank, piece_bytes, V, pc, text, b, syms, starts, vals, m,
+                tmp):
+    """SentencePiece BPE over ``syms[:m]`` (starting at ``starts``, the last ending at ``b``)
+    by repeated scans: take the pair of best rank, leftmost on ties (as the heap does).
+    O(m^2), for short words. Returns the new count."""
+    for k in range(m - 1):
+        e = starts[k + 2] if k + 2 < m else b
+        vals[k] = pair_lookup(table, psym, prank, piece_bytes, V, pc, syms[k], syms[k + 1], text, starts[k], e, tmp)
+    while m > 1:
+        best = -1
+        br = np.int64(1) << 62
+        for k in range(m - 1):
+            v = vals[k]
+            if v >= 0 and (v >> 32) < br:
+                br = v >> 32
+                best = k
+        if best < 0:
+            break
+        syms[best] = vals[best] & LOW32
+        for k in range(best + 1, m - 1):
+            syms[k] = syms[k + 1]
+            starts[k] = starts[k + 1]
+            vals[k] = vals[k + 1]
+        m -= 1
+        if best > 0:
+            e = starts[best + 1] if best + 1 < m else b
+            vals[best - 1] = pair_lookup(table, psym, prank, piece_bytes, V, pc, syms[best - 1], syms[best], text, starts[best - 1], e, tmp)
+        if best < m - 1:
+            e = starts[best + 2] if best + 2 < m else b
+            vals[best] = pair_lookup(table, psym, prank, piece_bytes, V, pc, syms[best], syms[best + 1], text, starts[best], e, tmp)
+    return m
+
+
+NODE = 6  # merge_heap node fields: symbol, next, prev, start byte, pair rank (or -1), pair result
+
+
+@kernel
+def merge_heap(table, psym, prank, piece_bytes, V, pc, text, b, syms, starts, m, nodes,
+               heap, tmp):
+    """SentencePiece BPE over ``syms[:m]`` with the 4-ary heap (keys rank << 32 | position)
+    and lazy invalidation. The per-node state is interleaved in ``nodes`` int32[NODE * m], so
+    that a merge touches one or two cache lines per node instead of one per array (this is
+    what keeps a megabyte without spaces close to N log N). Returns the new count."""
+    if m < 2:
+        return m
+    size = 0
+    for i in range(m):
+        o = NODE * i
+        nodes[o] = syms[i]
+        nodes[o + 1] = i + 1
+        nodes[o + 2] = i - 1
+        nodes[o + 3] = starts[i]
+        nodes[o + 4] = -1
+        nodes[o + 5] = -1
+    for i in range(m - 1):
+        e = starts[i + 2] if i + 2 < m else b
+        v = pair_lookup(table, psym, prank, piece_bytes, V, pc, syms[i], syms[i + 1], text, starts[i], e, tmp)
+        if v >= 0:
+            nodes[NODE * i + 4] = np.int32(v >> 32)
+            nodes[NODE * i + 5] = np.int32(v & LOW32)
+            heap[size] = ((v >> 32) << 32) | i
+            size += 1
+    heapify(heap, size)
+    while size > 0:
+        key, size = heap_pop(heap, size)
+        i = key & LOW32
+        oi = NODE * i
+        r = nodes[oi + 4]
+        if r < 0 or r != (key >> 32):
+            continue
+        j = nodes[oi + 1]
+        k = nodes[NODE * j + 1]
+        nodes[oi] = nodes[oi + 5]
+        nodes[oi + 1] = k
+        nodes[NODE * j + 4] = -1
+        e = b
+        if k < m:
+            nodes[NODE * k + 2] = i
+            e = nodes[NODE * k + 3]
+        p = nodes[oi + 2]
+        if p >= 0:
+            op = NODE * p
+            pv = pair_lookup(table, psym, prank, piece_bytes, V, pc, nodes[op], nodes[oi], text, nodes[op + 3], e, tmp)
+            if pv >= 0:
+                nodes[op + 4] = np.int32(pv >> 32)
+                nodes[op + 5] = np.int32(pv & LOW32)
+                size = heap_push(heap, size, ((pv >> 32) << 32) | p)
+            else:
+                nodes[op + 4] = -1
+        nodes[oi + 4] = -1
+        if k < m:
+            ok = NODE * k
+            kn = nodes[ok + 1]
+            e2 = nodes[NODE * kn + 3] if kn < m else b
+            nv = pair_lookup(table, psym, prank, piece_bytes, V, pc, nodes[oi], nodes[ok], text, nodes[oi + 3], e2, tmp)
+            if nv >= 0:
+                nodes[oi + 4] = np.int32(nv >> 32)
+                nodes[oi + 5] = np.int32(nv & LOW32)
+                size = heap_push(heap, size, ((nv >> 32) << 32) | i)
+    n = 0
+    i = 0
+    while i < m:
+        syms[n] = nodes[NODE * i]
+        n += 1
+        i = nodes[NODE * i + 1]
+    return n
+
+
+# ------------------------------------------------------------------ word loop (fast path)
+@kernel
+def new_word_scratch(n):
+    """(normbuf, doc syms int64, word syms int64, starts int64, vals int64, nodes int32, heap,
+    stack, tmp) for documents of n normalized bytes (grown by ``_fit_words``)."""
+    n = max(n, 64)
+    return (np.empty(n + 16, np.uint8), np.empty(n + 16, np.int64), np.empty(n + 16, np.int64),
+            np.empty(n + 16, np.int64), np.empty(n + 16, np.int64), np.empty(NODE * (n + 16), np.int32),
+            np.empty(3 * n + 48, np.int64), np.empty(256, np.int64), np.empty(8, np.uint8))
+
+
+@kernel
+def _fit_words(S, n):
+    if S[1].shape[0] >= n + 16:
+        return S
+    cap = max(n, 2 * S[1].shape[0])
+    T = new_word_scratch(cap)
+    return (S[0], T[1], T[2], T[3], T[4], T[5], T[6], S[7], S[8])
+
+
+WORD_SLOT = 8  # int64 per word-cache slot: hash, length | count << 8, 24 word bytes, 6 int32 symbols
+WORD_BYTES = 24
+WORD_SYMS = 6
+
+
+@kernel
+def new_word_cache(bits):
+    """Word cache keyed by a word's normalized bytes: ``int64[WORD_SLOT * 2^bits]``, one 64-byte
+    slot per word (its hash, length and symbol count, its bytes and its symbols inline, so a
+    hit reads one cache line), plus ``used`` int64[1]. Words of up to 24 bytes and 6 symbols
+    are cached; the table is cleared when half full."""
+    slots = 1 << bits
+    tab = np.empty(WORD_SLOT * slots, np.int64)
+    for i in range(slots):
+        tab[WORD_SLOT * i] = -1
+    return tab, np.zeros(1, np.int64)
+
+
+@kernel
+def merge_word(table, psym, prank, ascii_ids, piece_bytes, piece_offsets, kinds, split_left, split_right,
+               has_unused, V, pc, text, a, b, wsyms, starts, vals, nodes, heap, stack, tmp, out, o):
+    """BPE of the word ``text[a:b]``: symbols appended to ``out`` at ``o``; returns the new o.
+    (Arrays are passed one by one: handing a tuple of arrays to a function that is not inlined
+    costs about 100 ns per call.)"""
+    m = word_symbols(table, ascii_ids, piece_bytes, V, text, a, b, wsyms, starts)
+    if m <= SMALL_WORD:
+        m = merge_small(table, psym, prank, piece_bytes, V, pc, text, b, wsyms, starts, vals,
+                        m, tmp)
+    else:
+        m = merge_heap(table, psym, prank, piece_bytes, V, pc, text, b, wsyms, starts, m,
+                       nodes, heap, tmp)
+    if has_unused:
+        res, m = resplit_unused(wsyms, m, kinds, split_left, split_right, V, stack)
+        for t in range(m):
+            out[o + t] = res[t]
+        return o + m
+    for t in range(m):
+        out[o + t] = wsyms[t]
+    return o + m
+
+
+@kernel
+def merge_text_words(P, pc, text, n, S, C, out):
+    """BPE of ``text[:n]`` (normalized) word by word, a word starting at each U+2581 that
+    follows another character; short words' symbols are cached in ``C`` (keyed by their bytes).
+    Symbols into ``out``; returns their count."""
+    table, psym, bigrams, prank, ascii_ids, piece_bytes, piece_offsets, kinds, split_left, split_right, has_unused, V = P
+    return words_loop(table, psym, bigrams, prank, ascii_ids, piece_bytes, piece_offsets, kinds, split_left, split_right,
+                      has_unused, V, pc, text, n, S[2], S[3], S[4], S[5], S[6], S[7], S[8], C[0], C[1], out)
+
+
+@kernel
+def words_loop(table, psym, bigrams, prank, ascii_ids, piece_bytes, piece_offsets, kinds, split_left, split_right,
+               has_unused, V, pc, text, n, wsyms, starts, vals, nodes, heap, stack, tmp, tab, used, out):
+    """``merge_text_words`` on unpacked arrays (the per-document call of the batch kernel).
+
+    A word longer than ``WORD_BYTES`` (text without spaces) is cut further between two
+    characters that are adjacent in no mergeable piece (``bigrams``, see ``build_bigrams``): no
+    symbol can ever span such a cut, so the parts merge independently and are cached alike."""
+    mask = (tab.shape[0] // WORD_SLOT) - 1
+    use_cache = mask > 0
+    nbits = bigrams.shape[0] * 64
+    o = 0
+    a = 0
+    while a < n:
+        # the word: a run of U+2581 (if any), then up to the next U+2581
+        b = a
+        while b + 2 < n and text[b] == SPACE0 and text[b + 1] == SPACE1 and text[b + 2] == SPACE2:
+            b += 3
+        if b == a:
+            b = a + 1
+        while b < n and not (text[b] == SPACE0 and b + 2 < n and text[b + 1] == SPACE1 and text[b + 2] == SPACE2):
+            b += 1
+        if b - a > WORD_BYTES and nbits > 0:
+            sa = a
+            p = a
+            prev = np.int64(-1)
+            while p < b:
+                mblen = one_char_len(text[p], b - p)
+                cp = char_symbol(text, p, mblen, 0)
+                if prev >= 0 and not _bigram_bit(bigrams, nbits, prev, cp):
+                    o = _unit(table, psym, prank, ascii_ids, piece_bytes, piece_offsets, kinds, split_left,
+                              split_right, has_unused, V, pc, text, sa, p, wsyms, starts, vals, nodes, heap, stack,
+                              tmp, tab, used, mask, use_cache, out, o)
+                    sa = p
+                prev = cp
+                p += mblen
+            a = sa
+        o = _unit(table, psym, prank, ascii_ids, piece_bytes, piece_offsets, kinds, split_left, split_right,
+                  has_unused, V, pc, text, a, b, wsyms, starts, vals, nodes, heap, stack, tmp, tab, used, mask,
+                  use_cache, out, o)
+        a = b
+    return o
+
+
+@inline_kernel
+def _bigram_bit(bigrams, nbits, c1, c2):
+    z = np.uint64(c1 * 0x110101 + c2) * np.uint64(0x9E3779B97F4A7C15)
+    h = np.int64(z >> np.uint64(40)) & (nbits - 1)
+    return (bigrams[h >> 6] >> np.uint64(h & 63)) & np.uint64(1)
+
+
+@kernel
+def build_bigrams(piece_bytes, piece_offsets, kinds):
+    """Bit set (uint64[]) over hashed pairs of code points adjacent inside some NORMAL or
+    UNUSED piece. A clear bit proves that no merge result contains the pair (set bits may be
+    collisions, which only cost a cut)."""
+    V = piece_offsets.shape[0] - 1
+    total = 0
+    for p in range(V):
+        total += piece_offsets[p + 1] - piece_offsets[p]
+    nbits = 1 << 16
+    while nbits < 8 * total and nbits < (1 << 23):
+        nbits *= 2
+    bits = np.zeros(nbits // 64, np.uint64)
+    for p in range(V):
+        k = kinds[p]
+        if k != NORMAL and k != UNUSED:
+            continue
+        s = piece_offsets[p]
+        e = piece_offsets[p + 1]
+        prev = np.int64(-1)
+        q = s
+        while q < e:
+            mblen = one_char_len(piece_bytes[q], e - q)
+            cp = char_symbol(piece_bytes, q, mblen, 0)
+            if prev >= 0:
+                z = np.uint64(prev * 0x110101 + cp) * np.uint64(0x9E3779B97F4A7C15)
+                h = np.int64(z >> np.uint64(40)) & (nbits - 1)
+                bits[h >> 6] |= np.uint64(1) << np.uint64(h & 63)
+            prev = cp
+            q += mblen
+    return bits
+
+
+@kernel
+def _unit(table, psym, prank, ascii_ids, piece_bytes, piece_offsets, kinds, split_left, split_right, has_unused, V,
+          pc, text, a, b, wsyms, starts, vals, nodes, heap, stack, tmp, tab, used, mask, use_cache, out, o):
+    """Symbols of the word (or part of a word) ``text[a:b]`` into ``out`` at ``o``: from the
+    word cache, or merged and then cached. Returns the new o."""
+    ln = b - a
+    if not use_cache or ln > WORD_BYTES:
+        return merge_word(table, psym, prank, ascii_ids, piece_bytes, piece_offsets, kinds, split_left,
+                          split_right, has_unused, V, pc, text, a, b, wsyms, starts, vals, nodes, heap, stack,
+                          tmp, out, o)
+    w0 = np.uint64(0)
+    w1 = np.uint64(0)
+    w2 = np.uint64(0)
+    for t in range(ln):
+        x = np.uint64(text[a + t]) << np.uint64(8 * (t & 7))
+        if t < 8:
+            w0 |= x
+        elif t < 16:
+            w1 |= x
+        else:
+            w2 |= x
+    z = (w0 * np.uint64(0x9E3779B97F4A7C15)) ^ (w1 * np.uint64(0xC2B2AE3D27D4EB4F)) ^ w2 ^ np.uint64(ln)
+    z = (z ^ (z >> np.uint64(31))) * np.uint64(0xBF58476D1CE4E5B9)
+    h = np.int64(z >> np.uint64(1))
+    i = (h ^ (h >> 23)) & mask
+    hit = False
+    while True:
+        q = WORD_SLOT * i
+        k = tab[q]
+        if k == -1:
+            break
+        if k == h and (tab[q + 1] & 0xFF) == ln and tab[q + 2] == np.int64(w0) \
+                and tab[q + 3] == np.int64(w1) and tab[q + 4] == np.int64(w2):
+            hit = True
+            break
+        i = (i + 1) & mask
+    if hit:
+        cnt = (tab[q + 1] >> 8) & 0xFF
+        for t in range(cnt):
+            x = tab[q + 5 + (t >> 1)]
+            out[o + t] = (x >> 32) if t & 1 else (x & LOW32)
+        return o + cnt
+    o2 = merge_word(table, psym, prank, ascii_ids, piece_bytes, piece_offsets, kinds, split_left,
+                    split_right, has_unused, V, pc, text, a, b, wsyms, starts, vals, nodes, heap, stack, tmp,
+                    out, o)
+    cnt = o2 - o
+    if cnt <= WORD_SYMS:
+        if 2 * (used[0] + 1) > mask + 1:
+            for r in range(mask + 1):
+                tab[WORD_SLOT * r] = -1
+            used[0] = 0
+            i = (h ^ (h >> 23)) & mask
+            while tab[WORD_SLOT * i] != -1:
+                i = (i + 1) & mask
+            q = WORD_SLOT * i
+        tab[q] = h
+        tab[q + 1] = ln | (cnt << 8)
+        tab[q + 2] = np.int64(w0)
+        tab[q + 3] = np.int64(w1)
+        tab[q + 4] = np.int64(w2)
+        for t in range(0, cnt, 2):
+            lo = out[o + t]
+            hi = out[o + t + 1] if t + 1 < cnt else 0
+            tab[q + 5 + (t >> 1)] = lo | (hi << 32)
+        used[0] += 1
+    return o2
+
+
+@kernel
+def encode_words_symbols(text, start, end, N, P, S, C, pc):
+    """Normalize ``text[start:end]`` and run the word loop: (scratch, symbols, count)."""
+    units, pool, root_ok, ud_bc, ud_value, flags, cls = N
+    normbuf, n = normalize(text, start, end, units, pool, root_ok, ud_bc, ud_value, flags, cls, S[0])
+    S = (normbuf,) + S[1:]
+    S = _fit_words(S, n)
+    m = merge_text_words(P, pc, normbuf, n, S, C, S[1])
+    return S, S[1], m
+
+
+@kernel
+def encode_one_words(text, N, P, F):
+    V, unk_id, byte_fallback, byte_ids, bos, eos = F
+    units, pool, root_ok, ud_bc, ud_value, flags, cls = N
+    table, psym, bigrams, prank, ascii_ids, piece_bytes, piece_offsets, kinds, split_left, split_right, has_unused, V2 = P
+    size = text.shape[0]
+    normbuf, n = normalize(text, 0, size, units, pool, root_ok, ud_bc, ud_value, flags, cls,
+                           np.empty(3 * size + 8, np.uint8))
+    S = new_word_scratch(n)
+    bits = 4
+    while bits < 16 and (1 << bits) < n // 8:
+        bits += 1
+    tab, used = new_word_cache(bits if n > 256 else 0)
+    pc = new_pair_cache(min(bits + 4, PAIR_SLOTS_BITS))
+    syms = S[1]
+    m = words_loop(table, psym, bigrams, prank, ascii_ids, piece_bytes, piece_offsets, kinds, split_left, split_right,
+                   has_unused, V2, pc, normbuf, n, S[2], S[3], S[4], S[5], S[6], S[7], S[8], tab, used, syms)
+    out = np.empty(count_ids(syms, m, V, byte_fallback, bos, eos), np.int32)
+    finish_ids(syms, m, V, unk_id, byte_fallback, byte_ids, bos, eos, out, 0)
+    return out
+
+
+@kernel
+def symbols_one_words(text, N, P):
+    n = text.shape[0]
+    S = new_word_scratch(n + 16)
+    C = new_word_cache(0)
+    pc = new_pair_cache(PAIR_SLOTS_BITS)
+    S, syms, m = encode_words_symbols(text, 0, n, N, P, S, C, pc)
+    normbuf, k = normalize(text, 0, n, N[0], N[1], N[2], N[3], N[4], N[5], N[6], S[0])
+    return syms[:m].copy(), normbuf[:k].copy()
+
+
+@batch_kernel
+def encode_batch_words(buf, offsets, out_offsets, N, P, F, n_chunks, out, counts):
+    """Parallel batch encode through the word loop (contract of ``kernels.unigram.encode_batch``);
+    each chunk of documents has its own word cache and pair cache. The model tuples are
+    unpacked once per chunk: handing tuples of arrays to a call per document costs about a
+    microsecond."""
+    n_docs = offsets.shape[0] - 1
+    units, pool, root_ok, ud_bc, ud_value, flags, cls = N
+    table, psym, bigrams, prank, ascii_ids, piece_bytes, piece_offsets, kinds, split_left, split_right, has_unused, V = P
+    Vf, unk_id, byte_fallback, byte_ids, bos, eos = F
+    for c in prange(n_chunks):
+        d0 = n_docs * c // n_chunks
+        d1 = n_docs * (c + 1) // n_chunks
+        S = new_word_scratch(1024)
+        normbuf, syms, wsyms, starts, vals, nodes, heap, stack, tmp = S
+        # the word cache grows with the chunk (8 MB at most): small batches do not pay for a big one
+        bits = 8
+        while bits < 17 and (1 << bits) < (offsets[d1] - offsets[d0]) // 8:
+            bits += 1
+        tab, used = new_word_cache(bits)
+        pc = new_pair_cache(min(bits, PAIR_SLOTS_BITS))
+        tmp_ids = np.empty(64, np.int32)
+        for d in range(d0, d1):
+            normbuf, n = normalize(buf, offsets[d], offsets[d + 1], units, pool, root_ok, ud_bc, ud_value, flags,
+                                   cls, normbuf)
+            if syms.shape[0] < n + 16:
+                T = new_word_scratch(max(n, 2 * syms.shape[0]))
+                syms, wsyms, starts, vals, nodes, heap = T[1], T[2], T[3], T[4], T[5], T[6]
+            m = words_loop(table, psym, bigrams, prank, ascii_ids, piece_bytes, piece_offsets, kinds, split_left,
+                           split_right, has_unused, V, pc, normbuf, n, wsyms, starts, vals, nodes, heap, stack, tmp,
+                           tab, used, syms)
+            lo = out_offsets[d]
+            hi = out_offsets[d + 1]
+            if hi - lo >= 4 * m + 2:
+                counts[d] = finish_ids(syms, m, Vf, unk_id, byte_fallback, byte_ids, bos, eos, out, lo) - lo
+            else:
+                counts[d] = place_ids(syms, m, F, out, lo, hi, tmp_ids)

@@ -275,14 +275,42 @@ def encode_symbols(text, start, end, N, M, scratch):
 
 
 @kernel
+def count_ids(syms, m, V, byte_fallback, bos, eos):
+    """The number of ids ``finish_ids`` writes for ``syms[:m]``."""
+    k = (1 if bos >= 0 else 0) + (1 if eos >= 0 else 0)
+    prev_unk = False
+    for t in range(m):
+        s = syms[t]
+        if s < V:
+            k += 1
+            prev_unk = False
+        elif byte_fallback:
+            cp = s - V
+            k += 1 if (cp >= INVALID_BASE or cp < 0x80) else (2 if cp < 0x800 else (3 if cp < 0x10000 else 4))
+        else:
+            if not prev_unk:
+                k += 1
+            prev_unk = True
+    return k
+
+
+@kernel
 def encode_one(text, N, M, F):
     """All ids of one document (``F`` = (V, unk_id, byte_fallback, byte_ids, bos, eos))."""
     V, unk_id, byte_fallback, byte_ids, bos, eos = F
-    scratch = new_scratch(text.shape[0] + 16)
-    scratch, m = encode_symbols(text, 0, text.shape[0], N, M, scratch)
-    out = np.empty(4 * m + 2, np.int32)
-    o = finish_ids(scratch[4], m, V, unk_id, byte_fallback, byte_ids, bos, eos, out, 0)
-    return out[:o].copy()
+    units, pool, root_ok, ud_bc, ud_value, flags, cls = N
+    cells, cscore, unk_score, V2 = M
+    size = text.shape[0]
+    normbuf, n = normalize(text, 0, size, units, pool, root_ok, ud_bc, ud_value, flags, cls,
+                           np.empty(3 * size + 8, np.uint8))
+    best = np.empty(n + 1, np.float32)
+    start_at = np.empty(n + 1, np.int32)
+    node_id = np.empty(n + 1, np.int32)
+    syms = np.empty(n + 1, np.int64)
+    m = viterbi(normbuf, n, cells, cscore, unk_score, V2, best, start_at, node_id, syms)
+    out = np.empty(count_ids(syms, m, V, byte_fallback, bos, eos), np.int32)
+    finish_ids(syms, m, V, unk_id, byte_fallback, byte_ids, bos, eos, out, 0)
+    return out
 
 
 @kernel
@@ -300,18 +328,34 @@ def encode_batch(buf, offsets, out_offsets, N, M, F, n_chunks, out, counts):
 
     Document i writes at most ``out_offsets[i+1] - out_offsets[i]`` ids at ``out_offsets[i]``;
     ``counts[i]`` is the number written, or -1 if the room was too small (the caller redoes
-    those documents one at a time).
+    those documents one at a time). The model tuples are unpacked once per chunk (a call per
+    document that receives tuples of arrays costs about a microsecond).
     """
     n_docs = offsets.shape[0] - 1
+    units, pool, root_ok, ud_bc, ud_value, flags, cls = N
+    cells, cscore, unk_score, V = M
+    Vf, unk_id, byte_fallback, byte_ids, bos, eos = F
     for c in prange(n_chunks):
         d0 = n_docs * c // n_chunks
         d1 = n_docs * (c + 1) // n_chunks
-        scratch = new_scratch(1024)
+        normbuf, best, start_at, node_id, syms = new_scratch(1024)
         tmp = np.empty(64, np.int32)
         for d in range(d0, d1):
-            scratch, m = encode_symbols(buf, offsets[d], offsets[d + 1], N, M, scratch)
-            counts[d] = place_ids(scratch[4], m, F, out, out_offsets[d], out_offsets[d + 1], tmp)
-
+            normbuf, n = normalize(buf, offsets[d], offsets[d + 1], units, pool, root_ok, ud_bc, ud_value, flags,
+                                   cls, normbuf)
+            if best.shape[0] < n + 1:
+                cap = max(n + 1, 2 * best.shape[0])
+                best = np.empty(cap, np.float32)
+                start_at = np.empty(cap, np.int32)
+                node_id = np.empty(cap, np.int32)
+                syms = np.empty(cap, np.int64)
+            m = viterbi(normbuf, n, cells, cscore, unk_score, V, best, start_at, node_id, syms)
+            lo = out_offsets[d]
+            hi = out_offsets[d + 1]
+            if hi - lo >= 4 * m + 2:
+                counts[d] = finish_ids(syms, m, Vf, unk_id, byte_fallback, byte_ids, bos, eos, out, lo) - lo
+            else:
+                counts[d] = place_ids(syms, m, F, out, lo, hi, tmp)
 
 
 @kernel
@@ -571,3 +615,70 @@ def nbest_one(text, N, M, F, k):
                        bos, eos, out, o)
         out_off[j + 1] = o
     return out[:o].copy(), out_off, scores
+
+
+# ------------------------------------------------------------------ one short document, few arguments
+# Numba unboxes every array of every tuple argument on each call (about 0.1 us per array), which
+# is most of the cost of encoding one short sentence. ``pack_blob`` copies the arrays
+# ``encode_one`` needs into one uint8 buffer (8-byte aligned, with an int64 header of offsets
+# and scalars) and ``encode_one_blob`` rebuilds them as views: two arguments per call.
+
+BLOB_HEADER = 32  # int64 slots
+
+
+def pack_blob(N, M, F):
+    units, pool, root_ok, ud_bc, ud_value, flags, cls = N
+    cells, _cscore, unk_score, V = M
+    _V, unk_id, byte_fallback, byte_ids, bos, eos = F
+    parts = [units, pool, root_ok, ud_bc, ud_value, flags, cls, cells, byte_ids]
+    head = np.zeros(BLOB_HEADER, np.int64)
+    off = 8 * BLOB_HEADER
+    chunks = []
+    for k, a in enumerate(parts):
+        raw = np.ascontiguousarray(a).view(np.uint8).ravel()
+        head[2 * k] = off
+        head[2 * k + 1] = off + raw.size
+        pad = (-raw.size) % 8
+        chunks.append(np.concatenate([raw, np.zeros(pad, np.uint8)]))
+        off += raw.size + pad
+    head[20] = int(np.array([unk_score], np.float32).view(np.int32)[0])
+    head[21] = int(V)
+    head[22] = int(unk_id)
+    head[23] = int(bool(byte_fallback))
+    head[24] = int(bos)
+    head[25] = int(eos)
+    return np.concatenate([head.view(np.uint8)] + chunks)
+
+
+@kernel
+def encode_one_blob(text, blob):
+    """``encode_one`` with the model arrays packed by ``pack_blob``."""
+    H = blob[:8 * BLOB_HEADER].view(np.int64)
+    units = blob[H[0]:H[1]].view(np.uint32)
+    pool = blob[H[2]:H[3]]
+    root_ok = blob[H[4]:H[5]].view(np.bool_)
+    ud_bc = blob[H[6]:H[7]].view(np.int32)
+    ud_value = blob[H[8]:H[9]].view(np.int32)
+    flags = blob[H[10]:H[11]].view(np.int64)
+    cls = blob[H[12]:H[13]]
+    cells = blob[H[14]:H[15]].view(np.int32)
+    cscore = blob[H[14]:H[15]].view(np.float32)
+    byte_ids = blob[H[16]:H[17]].view(np.int32)
+    unk_score = blob[8 * 20:8 * 20 + 4].view(np.float32)[0]
+    V = H[21]
+    unk_id = H[22]
+    byte_fallback = H[23] != 0
+    bos = H[24]
+    eos = H[25]
+    size = text.shape[0]
+    normbuf, n = normalize(text, 0, size, units, pool, root_ok, ud_bc, ud_value, flags, cls,
+                           np.empty(3 * size + 8, np.uint8))
+    work = np.empty(3 * (n + 1), np.int32)  # one allocation for the three lattice arrays
+    start_at = work[:n + 1]
+    node_id = work[n + 1:2 * (n + 1)]
+    best = work[2 * (n + 1):].view(np.float32)
+    syms = np.empty(n + 1, np.int64)
+    m = viterbi(normbuf, n, cells, cscore, unk_score, V, best, start_at, node_id, syms)
+    out = np.empty(count_ids(syms, m, V, byte_fallback, bos, eos), np.int32)
+    finish_ids(syms, m, V, unk_id, byte_fallback, byte_ids, bos, eos, out, 0)
+    return out

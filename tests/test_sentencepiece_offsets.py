@@ -16,6 +16,7 @@ applies that rule to sentencepiece's output before comparing, and
 (sentencepiece's proto API refuses add_bos / add_eos; its C++ ``ApplyExtraOptions`` leaves the
 fields at 0).
 """
+import os
 import collections
 
 import numpy as np
@@ -29,7 +30,7 @@ from test_sentencepiece import CONFIGS, EDGE_CASES, TEXTS, load_pair, spm_models
 
 _ROOT = shared_data_dir()
 SHARED_MODELS = sorted((_ROOT / "models" / "sentencepiece").glob("*.model")) if _ROOT else []
-EVERY_NTH = 25  # corpus lines compared per model: every 25th line of every corpus file
+EVERY_NTH = int(os.environ.get("NBTOK_CORPUS_STEP", "50"))  # every Nth corpus line per model; 1: all
 
 
 def committed_lines():

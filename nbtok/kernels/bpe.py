@@ -15,6 +15,11 @@ the right one. ``pair_at[i]`` holds the merge-table value of the pair starting a
 (or -1); a popped heap entry whose rank no longer matches ``pair_at`` is stale and dropped.
 An entry whose rank does match describes exactly the merge a fresh entry would, so taking
 it is correct even after the node changed.
+
+The queue depends on the piece's length; all three pop in the same (rank, position) order:
+pieces of up to ``SMALL_PIECE`` symbols scan their pairs (``merge_small``), longer ones use
+the array heap, and from ``LONG_PIECE`` symbols on a run queue (``kernels/runqueue.py``),
+whose heap holds only runs of ascending positions and so stays in cache on a megabyte-long piece.
 """
 import numpy as np
 

@@ -63,7 +63,8 @@ def test_merge_loop_same_through_heap_and_run_queue(text):
     for queue in (None, runqueue.new_runqueue(3 * n + 1)):
         ids = base.copy()
         heap_, prev, nxt, pair_at = bpe.new_scratch(n)
-        m = bpe.merge_loop(ids, n, keys, values, heap_, prev, nxt, pair_at, 0.0, bpe.new_pair_cache(), True, queue)
+        m = bpe.merge_loop(ids, n, heap_, prev, nxt, pair_at, 0.0, queue, bpe.cached_table_pairs,
+                           (keys, values, bpe.new_pair_cache()))
         results.append(ids[:m].tolist())
     assert results[0] == results[1]
 
@@ -78,7 +79,8 @@ def test_short_piece_scan_equals_queue(text):
     n = base.size
     heap_, prev, nxt, pair_at = bpe.new_scratch(n)
     a = base.copy()
-    ma = bpe.merge_loop(a, n, keys, values, heap_, prev, nxt, pair_at, 0.0, bpe.new_pair_cache(), True, None)
+    ma = bpe.merge_loop(a, n, heap_, prev, nxt, pair_at, 0.0, None, bpe.cached_table_pairs,
+                        (keys, values, bpe.new_pair_cache()))
     b = base.copy()
-    mb = bpe.merge_small(b, n, keys, values, pair_at, bpe.new_pair_cache(), False)
+    mb = bpe.merge_small(b, n, pair_at, bpe.table_pairs, (keys, values))
     assert a[:ma].tolist() == b[:mb].tolist()

@@ -1,6 +1,6 @@
 """The BPE merge loop: priority queue + doubly linked list, lazy invalidation, O(N log N).
 
-One kernel serves every BPE flavour. The model supplies a merge table (``IntMap``):
+One kernel serves every BPE flavour. A merge table (``IntMap``) maps pairs to merges:
 
     key   = left_id << 32 | right_id
     value = rank << 32 | merged_id          (lower rank merges first)
@@ -20,10 +20,13 @@ The queue depends on the piece's length; all three pop in the same (rank, positi
 pieces of up to ``SMALL_PIECE`` symbols scan their pairs (``merge_small``), longer ones use
 the array heap, and from ``LONG_PIECE`` symbols on a run queue (``kernels/runqueue.py``),
 whose heap holds only runs of ascending positions and so stays in cache on a megabyte-long piece.
+
+The pair lookup is a function argument (see "pair lookups" below), so the one loop serves the
+merge tables of byte-level and HF BPE and SentencePiece's hashed piece table.
 """
 import numpy as np
 
-from .._jit import kernel, leaf_kernel
+from .._jit import inline_kernel, kernel, leaf_kernel
 from .hashmap import intmap_get
 from .heap import heap_pop, heap_push, heapify
 from .runqueue import rq_capacity, runqueue_over, rq_clear, rq_pop, rq_push
@@ -34,6 +37,19 @@ LOW32 = 0xFFFFFFFF
 @leaf_kernel
 def pair_value(map_keys, map_values, left, right):
     return intmap_get(map_keys, map_values, (np.int64(left) << 32) | np.int64(right), np.int64(-1))
+
+
+# ---------------------------------------------------------------- pair lookups
+# The merge loop takes its pair lookup as a function argument ``pairs(P, left, right)`` ->
+# merge value (rank << 32 | merged id) or -1, with the lookup's own arrays in the tuple ``P``.
+# Numba compiles one loop per lookup function, each calling its lookup directly. Byte-level and
+# HF BPE look pairs up in a merge table (``table_pairs``, ``cached_table_pairs``);
+# SentencePiece BPE hashes the concatenation of the two pieces (``kernels/spm_bpe.py``).
+
+@leaf_kernel
+def table_pairs(P, left, right):
+    """P = (map_keys, map_values): the merge table."""
+    return pair_value(P[0], P[1], left, right)
 
 
 PAIR_CACHE_SLOTS = 4096
@@ -50,58 +66,70 @@ def new_pair_cache():
 
 
 @leaf_kernel
-def cached_pair_value(map_keys, map_values, cache, left, right):
+def cached_table_pairs(P, left, right):
+    """P = (map_keys, map_values, cache): the merge table behind a ``new_pair_cache``."""
+    cache = P[2]
     key = (np.int64(left) << 32) | np.int64(right)
     row = np.int64((np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)) & (PAIR_CACHE_SLOTS - 1)
     if cache[row, 0] == key:
         return cache[row, 1]
-    v = intmap_get(map_keys, map_values, key, np.int64(-1))
+    v = intmap_get(P[0], P[1], key, np.int64(-1))
     cache[row, 0] = key
     cache[row, 1] = v
     return v
 
 
+# ---------------------------------------------------------------- the merge loop
+LONG_PIECE = 256  # from this many symbols on, the queue is a ``RunQueue`` (kernels/runqueue.py)
+SMALL_PIECE = 16  # up to this many symbols, a scan for the best pair beats any queue
+
+
 @kernel
 def new_scratch(n):
-    """Scratch for ``bpe_merge`` on up to n symbols: (heap, prev, next, pair_at)."""
+    """Scratch for merging up to n symbols: (heap, prev, next, pair_at)."""
     return (np.empty(3 * n + 1, np.int64), np.empty(n + 1, np.int32),
             np.empty(n + 1, np.int32), np.empty(n + 1, np.int64))
 
 
 @kernel
 def bpe_merge(ids, n, map_keys, map_values, heap, prev, nxt, pair_at, dropout):
-    """Merge the symbols ``ids[:n]`` in place; returns m, with the result in ``ids[:m]``.
+    """Merge the symbols ``ids[:n]`` in place through the merge table; returns m, with the
+    result in ``ids[:m]``.
 
     ``dropout`` in [0, 1): each valid merge popped from the queue is skipped with that
     probability and not re-queued (sentencepiece's BPE-dropout). Pass 0.0 for encoding.
     """
-    no_cache = np.empty((1, 2), np.int64)
+    P = (map_keys, map_values)
     if n >= LONG_PIECE:
-        return bpe_merge_cached(ids, n, map_keys, map_values, heap, prev, nxt, pair_at, dropout,
-                                no_cache, False, runqueue_over(heap))
-    return merge_loop(ids, n, map_keys, map_values, heap, prev, nxt, pair_at, dropout, no_cache, False, None)
+        return merge_loop(ids, n, heap, prev, nxt, pair_at, dropout, runqueue_over(heap), table_pairs, P)
+    if n <= SMALL_PIECE and dropout == 0.0:
+        return merge_small(ids, n, pair_at, table_pairs, P)
+    return merge_loop(ids, n, heap, prev, nxt, pair_at, dropout, None, table_pairs, P)
 
 
-@leaf_kernel
-def lookup(map_keys, map_values, cache, use_cache, left, right):
-    if use_cache:
-        return cached_pair_value(map_keys, map_values, cache, left, right)
-    return pair_value(map_keys, map_values, left, right)
+@inline_kernel
+def merge_piece(ids, n, heap, prev, nxt, pair_at, dropout, queue, pairs, P):
+    """Merge ``ids[:n]`` in place, pairs looked up by ``pairs(P, left, right)``; returns the new
+    count. Picks the queue by length: a scan (``merge_small``), the array ``heap``, or from
+    ``LONG_PIECE`` symbols on the run ``queue`` (``new_runqueue``) if it has room. All three
+    merge in the same order, so the results are identical."""
+    if n <= SMALL_PIECE and dropout == 0.0:
+        return merge_small(ids, n, pair_at, pairs, P)
+    if n >= LONG_PIECE and rq_capacity(queue) >= 3 * n + 1:
+        rq_clear(queue)
+        return merge_loop(ids, n, heap, prev, nxt, pair_at, dropout, queue, pairs, P)
+    return merge_loop(ids, n, heap, prev, nxt, pair_at, dropout, None, pairs, P)
 
 
-LONG_PIECE = 256  # from this many symbols on, the queue is a ``RunQueue`` (kernels/runqueue.py)
-SMALL_PIECE = 16  # up to this many symbols, a scan for the best pair beats any queue
-
-
-@leaf_kernel
-def merge_small(ids, n, map_keys, map_values, pair_at, cache, use_cache):
+@inline_kernel
+def merge_small(ids, n, pair_at, pairs, P):
     """The merge loop for short pieces, without a queue: scan the pairs for the lowest rank
     (the leftmost on ties), merge, shift the tail left, look up the two new pairs. O(n^2)
     with a tiny constant; pops in the same order as the queue, so the result is identical."""
     if n < 2:
         return n
     for i in range(n - 1):
-        pair_at[i] = lookup(map_keys, map_values, cache, use_cache, ids[i], ids[i + 1])
+        pair_at[i] = pairs(P, ids[i], ids[i + 1])
     m = n
     while m > 1:
         best = np.int64(1) << 62
@@ -119,24 +147,10 @@ def merge_small(ids, n, map_keys, map_values, pair_at, cache, use_cache):
             pair_at[i] = pair_at[i + 1]
         m -= 1
         if at > 0:
-            pair_at[at - 1] = lookup(map_keys, map_values, cache, use_cache, ids[at - 1], ids[at])
+            pair_at[at - 1] = pairs(P, ids[at - 1], ids[at])
         if at < m - 1:
-            pair_at[at] = lookup(map_keys, map_values, cache, use_cache, ids[at], ids[at + 1])
+            pair_at[at] = pairs(P, ids[at], ids[at + 1])
     return m
-
-
-@leaf_kernel
-def bpe_merge_cached(ids, n, map_keys, map_values, heap, prev, nxt, pair_at, dropout, cache, use_cache, queue):
-    """``bpe_merge`` with merge-table lookups through ``cache`` (``new_pair_cache``) when
-    ``use_cache``, and pieces of ``LONG_PIECE`` symbols or more queued in ``queue``
-    (``new_runqueue``) when it has room for them; the results are identical."""
-    if n <= SMALL_PIECE and dropout == 0.0:
-        return merge_small(ids, n, map_keys, map_values, pair_at, cache, use_cache)
-    if n >= LONG_PIECE and rq_capacity(queue) >= 3 * n + 1:
-        rq_clear(queue)
-        return merge_loop(ids, n, map_keys, map_values, heap, prev, nxt, pair_at, dropout, cache, use_cache,
-                          queue)
-    return merge_loop(ids, n, map_keys, map_values, heap, prev, nxt, pair_at, dropout, cache, use_cache, None)
 
 
 @leaf_kernel
@@ -154,8 +168,8 @@ def _pop(heap, size, queue):
     return rq_pop(queue), size - 1
 
 
-@leaf_kernel
-def merge_loop(ids, n, map_keys, map_values, heap, prev, nxt, pair_at, dropout, cache, use_cache, queue):
+@inline_kernel
+def merge_loop(ids, n, heap, prev, nxt, pair_at, dropout, queue, pairs, P):
     """The merge loop over ``heap`` (``queue`` is None: an array heap, heapified after the first
     pass) or over a ``RunQueue`` (for long pieces); both pop in the same order."""
     if n < 2:
@@ -165,7 +179,7 @@ def merge_loop(ids, n, map_keys, map_values, heap, prev, nxt, pair_at, dropout, 
         prev[i] = i - 1
         nxt[i] = i + 1
     for i in range(n - 1):
-        v = lookup(map_keys, map_values, cache, use_cache, ids[i], ids[i + 1])
+        v = pairs(P, ids[i], ids[i + 1])
         pair_at[i] = v
         if v >= 0:
             if queue is None:
@@ -193,12 +207,12 @@ def merge_loop(ids, n, map_keys, map_values, heap, prev, nxt, pair_at, dropout, 
         pair_at[j] = -1
         p = prev[i]
         if p >= 0:
-            pv = lookup(map_keys, map_values, cache, use_cache, ids[p], ids[i])
+            pv = pairs(P, ids[p], ids[i])
             pair_at[p] = pv
             if pv >= 0:
                 size = _push(heap, size, queue, pv >> 32, p)
         if k < n:
-            nv = lookup(map_keys, map_values, cache, use_cache, ids[i], ids[k])
+            nv = pairs(P, ids[i], ids[k])
             pair_at[i] = nv
             if nv >= 0:
                 size = _push(heap, size, queue, nv >> 32, i)

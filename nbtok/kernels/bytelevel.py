@@ -29,7 +29,7 @@ import numpy as np
 from numba import prange
 
 from .._jit import batch_kernel, kernel, leaf_kernel
-from .bpe import LONG_PIECE, bpe_merge_cached, new_pair_cache, new_scratch
+from .bpe import LONG_PIECE, cached_table_pairs, merge_piece, new_pair_cache, new_scratch
 from .hashmap import SHORT_KEY_BYTES, bytesmap_get, shortmap_get
 from .pretokenize import pretokenize
 from .runqueue import runqueue_over
@@ -141,8 +141,8 @@ def bpe_piece(buf, start, end, M, out, pos, ids, scratch):
     byte_ids = M[4]
     for k in range(n):
         ids[k] = byte_ids[buf[start + k]]
-    m = bpe_merge_cached(ids, n, M[5], M[6], scratch[0], scratch[1], scratch[2], scratch[3], 0.0,
-                         scratch[4], True, scratch[5])
+    m = merge_piece(ids, n, scratch[0], scratch[1], scratch[2], scratch[3], 0.0, scratch[5],
+                    cached_table_pairs, (M[5], M[6], scratch[4]))
     for k in range(m):
         out[pos + k] = ids[k]
     return pos + m

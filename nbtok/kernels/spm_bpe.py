@@ -1,6 +1,9 @@
-"""SentencePiece BPE specifics: the merge table built from the vocabulary and the initial split.
+"""SentencePiece BPE specifics: the pair lookups built from the vocabulary and the initial split.
 
-The merge loop itself is ``kernels.bpe.bpe_merge`` (array heap + linked list). SentencePiece
+The merge loop itself is ``kernels.bpe``'s (array heap + linked list), the same kernel as
+byte-level BPE, with one of two pair lookups: the merge table below (``bpe_merge``; models with
+user-defined symbols or whitespace as suffix, BPE-dropout, offsets), or the hashed piece table
+of the word loop (``piece_pairs``, further below; every other model). SentencePiece
 BPE has no merges list: two adjacent symbols merge if their concatenation is a piece, with
 priority = that piece's score (higher first, ties to the smaller left index). So the merge
 table holds, for every NORMAL / UNUSED piece and every split of it into two strings that can
@@ -16,11 +19,11 @@ output through ``split_left`` / ``split_right`` (one recorded split per unused p
 import numpy as np
 from numba import prange
 
-from .._jit import batch_kernel, inline_kernel, kernel
-from .bpe import LOW32, bpe_merge, new_scratch as bpe_new_scratch
+from .._jit import batch_kernel, inline_kernel, kernel, leaf_kernel
+from .bpe import LONG_PIECE, LOW32, bpe_merge, merge_piece, new_scratch as bpe_new_scratch
 from .hashmap import mix64
-from .heap import heap_pop, heap_push, heapify
 from .normalize import SPACE0, SPACE1, SPACE2, normalize, one_char_len, utf8_char_len
+from .runqueue import runqueue_over
 from .trie import exact_match, longest_prefix
 from .unigram import char_symbol, count_ids, finish_ids, place_ids, symbol_bytes
 
@@ -409,11 +412,13 @@ def seed_rng(seed):
 # keyed by a polynomial hash H(s) = sum (s_i + 1) * B^(len - 1 - i) mod 2^64, because
 # H(left + right) = H(left) * B^len(right) + H(right): a pair of symbols is looked up by the
 # hash of its concatenation, computed from the halves in O(1), and a hit is confirmed by
-# comparing the piece's bytes with the text the pair covers (so a collision cannot merge).
-# Results of pair lookups are kept in a small direct-mapped front cache.
+# comparing the piece's bytes with the halves' bytes (so a collision cannot merge). That lookup,
+# ``piece_pairs``, is handed to the one merge loop, ``kernels.bpe.merge_piece``; results of
+# pair lookups are kept in a small direct-mapped front cache.
 #
 # P = (table int64[2 * cap] of (hash, offset << 32 | length << 20 | piece id, or -1),
-#      psym uint64[2 * V] of (hash, B^length) per piece, unused,
+#      psym uint64[2 * V] of (hash, B^length) per piece,
+#      bigrams uint64[] (``build_bigrams``),
 #      prank int32[V] (dense score rank of a piece that can be a merge result, else -1),
 #      ascii int32[128] (piece id of each ASCII character, or -1),
 #      piece_bytes, piece_offsets, kinds, split_left, split_right, V)
@@ -564,6 +569,43 @@ def _sym_hash(psym, V, sym, tmp):
     return poly_hash(tmp, 0, k)
 
 
+@inline_kernel
+def _sym_span(sym, V, piece_bytes, piece_offsets, tmp, at):
+    """(buffer, start, end) of a symbol's bytes: its piece's, or an unknown character's UTF-8
+    written into ``tmp[at:]``."""
+    if sym < V:
+        return piece_bytes, piece_offsets[sym], piece_offsets[sym + 1]
+    return tmp, at, at + symbol_bytes(sym, V, tmp[at:])
+
+
+@inline_kernel
+def _find_concat(table, piece_bytes, h, lb, ls, le, rb, rs, re):
+    """Id of the piece equal to ``lb[ls:le] + rb[rs:re]`` whose hash is ``h``, or -1."""
+    mask = (table.shape[0] >> 1) - 1
+    i = _slot(h, mask)
+    nl = le - ls
+    n = nl + re - rs
+    while True:
+        v = table[2 * i + 1]
+        if v < 0:
+            return np.int64(-1)
+        if table[2 * i] == np.int64(h) and ((v >> 20) & 0xFFF) == n:
+            qs = v >> 32
+            same = True
+            for t in range(nl):
+                if piece_bytes[qs + t] != lb[ls + t]:
+                    same = False
+                    break
+            if same:
+                for t in range(n - nl):
+                    if piece_bytes[qs + nl + t] != rb[rs + t]:
+                        same = False
+                        break
+            if same:
+                return v & 0xFFFFF
+        i = (i + 1) & mask
+
+
 PAIR_SLOTS_BITS = 12
 
 
@@ -575,9 +617,15 @@ def new_pair_cache(bits):
     return c
 
 
-@inline_kernel
-def pair_lookup(table, psym, prank, piece_bytes, V, pc, left, right, text, s, e, tmp):
-    """Merge value (rank << 32 | piece) of adjacent symbols covering ``text[s:e]``, or -1."""
+@leaf_kernel
+def piece_pairs(Q, left, right):
+    """SentencePiece's pair lookup for the merge loop (``kernels.bpe.merge_piece``): the merge
+    value (rank << 32 | piece) of the piece spelled ``left + right``, or -1. The hash of the
+    concatenation comes from the halves' hashes in O(1); the bytes confirm a hit.
+
+    Q = (table, psym, prank, piece_bytes, piece_offsets, V, pc, tmp): the piece table, a
+    direct-mapped front cache ``pc`` (``new_pair_cache``) of (key, value) rows, 8 bytes of tmp."""
+    table, psym, prank, piece_bytes, piece_offsets, V, pc, tmp = Q
     key = (np.int64(left) << 32) | np.int64(right)
     mask = (pc.shape[0] >> 1) - 1
     row = np.int64((np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)) & mask
@@ -585,8 +633,9 @@ def pair_lookup(table, psym, prank, piece_bytes, V, pc, left, right, text, s, e,
         return pc[2 * row + 1]
     hl, _ = _sym_hash(psym, V, left, tmp)
     hr, pr = _sym_hash(psym, V, right, tmp)
-    h = hl * pr + hr
-    q = table_find(table, piece_bytes, h, text, s, e)
+    lb, ls, le = _sym_span(left, V, piece_bytes, piece_offsets, tmp, 0)
+    rb, rs, re = _sym_span(right, V, piece_bytes, piece_offsets, tmp, 4)
+    q = _find_concat(table, piece_bytes, hl * pr + hr, lb, ls, le, rb, rs, re)
     v = np.int64(-1)
     if q >= 0:
         r = prank[q]
@@ -597,12 +646,9 @@ def pair_lookup(table, psym, prank, piece_bytes, V, pc, left, right, text, s, e,
     return v
 
 
-SMALL_WORD = 40
-
-
-@kernel
-def word_symbols(table, ascii_ids, piece_bytes, V, text, a, b, syms, starts):
-    """Initial symbols of ``text[a:b]`` (one per character) with their start offsets."""
+@leaf_kernel
+def word_symbols(table, ascii_ids, piece_bytes, V, text, a, b, syms):
+    """Initial symbols of ``text[a:b]``, one per character; returns their count."""
     m = 0
     p = a
     while p < b:
@@ -611,139 +657,55 @@ def word_symbols(table, ascii_ids, piece_bytes, V, text, a, b, syms, starts):
         if v < 0:
             v = char_symbol(text, p, mblen, V)
         syms[m] = v
-        starts[m] = p
         m += 1
         p += mblen
     return m
 
 
-@kernel
-def merge_small(table, psym, prank, piece_bytes, V, pc, text, b, syms, starts, vals, m,
-                tmp):
-    """SentencePiece BPE over ``syms[:m]`` (starting at ``starts``, the last ending at ``b``)
-    by repeated scans: take the pair of best rank, leftmost on ties (as the heap does).
-    O(m^2), for short words. Returns the new count."""
-    for k in range(m - 1):
-        e = starts[k + 2] if k + 2 < m else b
-        vals[k] = pair_lookup(table, psym, prank, piece_bytes, V, pc, syms[k], syms[k + 1], text, starts[k], e, tmp)
-    while m > 1:
-        best = -1
-        br = np.int64(1) << 62
-        for k in range(m - 1):
-            v = vals[k]
-            if v >= 0 and (v >> 32) < br:
-                br = v >> 32
-                best = k
-        if best < 0:
-            break
-        syms[best] = vals[best] & LOW32
-        for k in range(best + 1, m - 1):
-            syms[k] = syms[k + 1]
-            starts[k] = starts[k + 1]
-            vals[k] = vals[k + 1]
-        m -= 1
-        if best > 0:
-            e = starts[best + 1] if best + 1 < m else b
-            vals[best - 1] = pair_lookup(table, psym, prank, piece_bytes, V, pc, syms[best - 1], syms[best], text, starts[best - 1], e, tmp)
-        if best < m - 1:
-            e = starts[best + 2] if best + 2 < m else b
-            vals[best] = pair_lookup(table, psym, prank, piece_bytes, V, pc, syms[best], syms[best + 1], text, starts[best], e, tmp)
-    return m
-
-
-NODE = 6  # merge_heap node fields: symbol, next, prev, start byte, pair rank (or -1), pair result
-
-
-@kernel
-def merge_heap(table, psym, prank, piece_bytes, V, pc, text, b, syms, starts, m, nodes,
-               heap, tmp):
-    """SentencePiece BPE over ``syms[:m]`` with the 4-ary heap (keys rank << 32 | position)
-    and lazy invalidation. The per-node state is interleaved in ``nodes`` int32[NODE * m], so
-    that a merge touches one or two cache lines per node instead of one per array (this is
-    what keeps a megabyte without spaces close to N log N). Returns the new count."""
-    if m < 2:
-        return m
-    size = 0
-    for i in range(m):
-        o = NODE * i
-        nodes[o] = syms[i]
-        nodes[o + 1] = i + 1
-        nodes[o + 2] = i - 1
-        nodes[o + 3] = starts[i]
-        nodes[o + 4] = -1
-        nodes[o + 5] = -1
-    for i in range(m - 1):
-        e = starts[i + 2] if i + 2 < m else b
-        v = pair_lookup(table, psym, prank, piece_bytes, V, pc, syms[i], syms[i + 1], text, starts[i], e, tmp)
-        if v >= 0:
-            nodes[NODE * i + 4] = np.int32(v >> 32)
-            nodes[NODE * i + 5] = np.int32(v & LOW32)
-            heap[size] = ((v >> 32) << 32) | i
-            size += 1
-    heapify(heap, size)
-    while size > 0:
-        key, size = heap_pop(heap, size)
-        i = key & LOW32
-        oi = NODE * i
-        r = nodes[oi + 4]
-        if r < 0 or r != (key >> 32):
+@leaf_kernel
+def emit_symbols(syms, m, kinds, split_left, split_right, has_unused, V, stack, out, o):
+    """``syms[:m]`` into ``out`` at ``o``, merged UNUSED pieces replaced by their recorded
+    halves (recursively); returns the new o."""
+    for t in range(m):
+        x = syms[t]
+        if not has_unused or x >= V or kinds[x] != UNUSED or split_left[x] < 0:
+            out[o] = x
+            o += 1
             continue
-        j = nodes[oi + 1]
-        k = nodes[NODE * j + 1]
-        nodes[oi] = nodes[oi + 5]
-        nodes[oi + 1] = k
-        nodes[NODE * j + 4] = -1
-        e = b
-        if k < m:
-            nodes[NODE * k + 2] = i
-            e = nodes[NODE * k + 3]
-        p = nodes[oi + 2]
-        if p >= 0:
-            op = NODE * p
-            pv = pair_lookup(table, psym, prank, piece_bytes, V, pc, nodes[op], nodes[oi], text, nodes[op + 3], e, tmp)
-            if pv >= 0:
-                nodes[op + 4] = np.int32(pv >> 32)
-                nodes[op + 5] = np.int32(pv & LOW32)
-                size = heap_push(heap, size, ((pv >> 32) << 32) | p)
+        sp = 1
+        stack[0] = x
+        while sp > 0:
+            sp -= 1
+            x = stack[sp]
+            if x < V and kinds[x] == UNUSED and split_left[x] >= 0:
+                stack[sp] = split_right[x]
+                stack[sp + 1] = split_left[x]
+                sp += 2
             else:
-                nodes[op + 4] = -1
-        nodes[oi + 4] = -1
-        if k < m:
-            ok = NODE * k
-            kn = nodes[ok + 1]
-            e2 = nodes[NODE * kn + 3] if kn < m else b
-            nv = pair_lookup(table, psym, prank, piece_bytes, V, pc, nodes[oi], nodes[ok], text, nodes[oi + 3], e2, tmp)
-            if nv >= 0:
-                nodes[oi + 4] = np.int32(nv >> 32)
-                nodes[oi + 5] = np.int32(nv & LOW32)
-                size = heap_push(heap, size, ((nv >> 32) << 32) | i)
-    n = 0
-    i = 0
-    while i < m:
-        syms[n] = nodes[NODE * i]
-        n += 1
-        i = nodes[NODE * i + 1]
-    return n
+                out[o] = x
+                o += 1
+    return o
 
 
 # ------------------------------------------------------------------ word loop (fast path)
 @kernel
 def new_word_scratch(n):
-    """(normbuf, doc syms int64, word syms int64, starts int64, vals int64, nodes int32, heap,
-    stack, tmp) for documents of n normalized bytes (grown by ``_fit_words``)."""
-    n = max(n, 64)
-    return (np.empty(n + 16, np.uint8), np.empty(n + 16, np.int64), np.empty(n + 16, np.int64),
-            np.empty(n + 16, np.int64), np.empty(n + 16, np.int64), np.empty(NODE * (n + 16), np.int32),
-            np.empty(3 * n + 48, np.int64), np.empty(256, np.int64), np.empty(8, np.uint8))
+    """(normbuf, doc syms, word syms, heap, prev, next, pair_at, run queue, stack, tmp): the
+    merge loop's scratch (``kernels.bpe``) for documents of n normalized bytes (grown by
+    ``_fit_words``)."""
+    n = max(n, 64) + 16
+    heap, prev, nxt, pair_at = bpe_new_scratch(n)
+    return (np.empty(n, np.uint8), np.empty(n, np.int64), np.empty(n, np.int64),
+            heap, prev, nxt, pair_at, runqueue_over(heap if n >= LONG_PIECE else heap[:1]),
+            np.empty(256, np.int64), np.empty(8, np.uint8))
 
 
 @kernel
 def _fit_words(S, n):
     if S[1].shape[0] >= n + 16:
         return S
-    cap = max(n, 2 * S[1].shape[0])
-    T = new_word_scratch(cap)
-    return (S[0], T[1], T[2], T[3], T[4], T[5], T[6], S[7], S[8])
+    T = new_word_scratch(max(n, 2 * S[1].shape[0]))
+    return (S[0],) + T[1:]
 
 
 WORD_SLOT = 8  # int64 per word-cache slot: hash, length | count << 8, 24 word bytes, 6 int32 symbols
@@ -764,49 +726,29 @@ def new_word_cache(bits):
     return tab, np.zeros(1, np.int64)
 
 
-@kernel
-def merge_word(table, psym, prank, ascii_ids, piece_bytes, piece_offsets, kinds, split_left, split_right,
-               has_unused, V, pc, text, a, b, wsyms, starts, vals, nodes, heap, stack, tmp, out, o):
-    """BPE of the word ``text[a:b]``: symbols appended to ``out`` at ``o``; returns the new o.
-    (Arrays are passed one by one: handing a tuple of arrays to a function that is not inlined
-    costs about 100 ns per call.)"""
-    m = word_symbols(table, ascii_ids, piece_bytes, V, text, a, b, wsyms, starts)
-    if m <= SMALL_WORD:
-        m = merge_small(table, psym, prank, piece_bytes, V, pc, text, b, wsyms, starts, vals,
-                        m, tmp)
-    else:
-        m = merge_heap(table, psym, prank, piece_bytes, V, pc, text, b, wsyms, starts, m,
-                       nodes, heap, tmp)
-    if has_unused:
-        res, m = resplit_unused(wsyms, m, kinds, split_left, split_right, V, stack)
-        for t in range(m):
-            out[o + t] = res[t]
-        return o + m
-    for t in range(m):
-        out[o + t] = wsyms[t]
-    return o + m
-
-
-@kernel
-def merge_text_words(P, pc, text, n, S, C, out):
-    """BPE of ``text[:n]`` (normalized) word by word, a word starting at each U+2581 that
-    follows another character; short words' symbols are cached in ``C`` (keyed by their bytes).
-    Symbols into ``out``; returns their count."""
+@leaf_kernel
+def merge_word(P, pc, text, a, b, S, out, o):
+    """BPE of the word ``text[a:b]`` through ``kernels.bpe.merge_piece``: symbols appended to
+    ``out`` at ``o``; returns the new o."""
     table, psym, bigrams, prank, ascii_ids, piece_bytes, piece_offsets, kinds, split_left, split_right, has_unused, V = P
-    return words_loop(table, psym, bigrams, prank, ascii_ids, piece_bytes, piece_offsets, kinds, split_left, split_right,
-                      has_unused, V, pc, text, n, S[2], S[3], S[4], S[5], S[6], S[7], S[8], C[0], C[1], out)
+    wsyms, heap, prev, nxt, pair_at, queue, stack, tmp = S[2], S[3], S[4], S[5], S[6], S[7], S[8], S[9]
+    m = word_symbols(table, ascii_ids, piece_bytes, V, text, a, b, wsyms)
+    m = merge_piece(wsyms, m, heap, prev, nxt, pair_at, 0.0, queue, piece_pairs,
+                    (table, psym, prank, piece_bytes, piece_offsets, V, pc, tmp))
+    return emit_symbols(wsyms, m, kinds, split_left, split_right, has_unused, V, stack, out, o)
 
 
-@kernel
-def words_loop(table, psym, bigrams, prank, ascii_ids, piece_bytes, piece_offsets, kinds, split_left, split_right,
-               has_unused, V, pc, text, n, wsyms, starts, vals, nodes, heap, stack, tmp, tab, used, out):
-    """``merge_text_words`` on unpacked arrays (the per-document call of the batch kernel).
+@leaf_kernel
+def words_loop(P, pc, text, n, S, tab, used, out):
+    """BPE of ``text[:n]`` (normalized) word by word, a word starting at each U+2581 that
+    follows another character; short words' symbols are cached in ``tab`` (keyed by their
+    bytes). Symbols into ``out``; returns their count.
 
     A word longer than ``WORD_BYTES`` (text without spaces) is cut further between two
     characters that are adjacent in no mergeable piece (``bigrams``, see ``build_bigrams``): no
     symbol can ever span such a cut, so the parts merge independently and are cached alike."""
+    bigrams = P[2]
     mask = (tab.shape[0] // WORD_SLOT) - 1
-    use_cache = mask > 0
     nbits = bigrams.shape[0] * 64
     o = 0
     a = 0
@@ -827,16 +769,12 @@ def words_loop(table, psym, bigrams, prank, ascii_ids, piece_bytes, piece_offset
                 mblen = one_char_len(text[p], b - p)
                 cp = char_symbol(text, p, mblen, 0)
                 if prev >= 0 and not _bigram_bit(bigrams, nbits, prev, cp):
-                    o = _unit(table, psym, prank, ascii_ids, piece_bytes, piece_offsets, kinds, split_left,
-                              split_right, has_unused, V, pc, text, sa, p, wsyms, starts, vals, nodes, heap, stack,
-                              tmp, tab, used, mask, use_cache, out, o)
+                    o = _unit(P, pc, text, sa, p, S, tab, used, mask, out, o)
                     sa = p
                 prev = cp
                 p += mblen
             a = sa
-        o = _unit(table, psym, prank, ascii_ids, piece_bytes, piece_offsets, kinds, split_left, split_right,
-                  has_unused, V, pc, text, a, b, wsyms, starts, vals, nodes, heap, stack, tmp, tab, used, mask,
-                  use_cache, out, o)
+        o = _unit(P, pc, text, a, b, S, tab, used, mask, out, o)
         a = b
     return o
 
@@ -881,16 +819,13 @@ def build_bigrams(piece_bytes, piece_offsets, kinds):
     return bits
 
 
-@kernel
-def _unit(table, psym, prank, ascii_ids, piece_bytes, piece_offsets, kinds, split_left, split_right, has_unused, V,
-          pc, text, a, b, wsyms, starts, vals, nodes, heap, stack, tmp, tab, used, mask, use_cache, out, o):
+@leaf_kernel
+def _unit(P, pc, text, a, b, S, tab, used, mask, out, o):
     """Symbols of the word (or part of a word) ``text[a:b]`` into ``out`` at ``o``: from the
     word cache, or merged and then cached. Returns the new o."""
     ln = b - a
-    if not use_cache or ln > WORD_BYTES:
-        return merge_word(table, psym, prank, ascii_ids, piece_bytes, piece_offsets, kinds, split_left,
-                          split_right, has_unused, V, pc, text, a, b, wsyms, starts, vals, nodes, heap, stack,
-                          tmp, out, o)
+    if mask == 0 or ln > WORD_BYTES:
+        return merge_word(P, pc, text, a, b, S, out, o)
     w0 = np.uint64(0)
     w1 = np.uint64(0)
     w2 = np.uint64(0)
@@ -923,9 +858,7 @@ def _unit(table, psym, prank, ascii_ids, piece_bytes, piece_offsets, kinds, spli
             x = tab[q + 5 + (t >> 1)]
             out[o + t] = (x >> 32) if t & 1 else (x & LOW32)
         return o + cnt
-    o2 = merge_word(table, psym, prank, ascii_ids, piece_bytes, piece_offsets, kinds, split_left,
-                    split_right, has_unused, V, pc, text, a, b, wsyms, starts, vals, nodes, heap, stack, tmp,
-                    out, o)
+    o2 = merge_word(P, pc, text, a, b, S, out, o)
     cnt = o2 - o
     if cnt <= WORD_SYMS:
         if 2 * (used[0] + 1) > mask + 1:
@@ -950,21 +883,9 @@ def _unit(table, psym, prank, ascii_ids, piece_bytes, piece_offsets, kinds, spli
 
 
 @kernel
-def encode_words_symbols(text, start, end, N, P, S, C, pc):
-    """Normalize ``text[start:end]`` and run the word loop: (scratch, symbols, count)."""
-    units, pool, root_ok, ud_bc, ud_value, flags, cls = N
-    normbuf, n = normalize(text, start, end, units, pool, root_ok, ud_bc, ud_value, flags, cls, S[0])
-    S = (normbuf,) + S[1:]
-    S = _fit_words(S, n)
-    m = merge_text_words(P, pc, normbuf, n, S, C, S[1])
-    return S, S[1], m
-
-
-@kernel
 def encode_one_words(text, N, P, F):
     V, unk_id, byte_fallback, byte_ids, bos, eos = F
     units, pool, root_ok, ud_bc, ud_value, flags, cls = N
-    table, psym, bigrams, prank, ascii_ids, piece_bytes, piece_offsets, kinds, split_left, split_right, has_unused, V2 = P
     size = text.shape[0]
     normbuf, n = normalize(text, 0, size, units, pool, root_ok, ud_bc, ud_value, flags, cls,
                            np.empty(3 * size + 8, np.uint8))
@@ -975,8 +896,7 @@ def encode_one_words(text, N, P, F):
     tab, used = new_word_cache(bits if n > 256 else 0)
     pc = new_pair_cache(min(bits + 4, PAIR_SLOTS_BITS))
     syms = S[1]
-    m = words_loop(table, psym, bigrams, prank, ascii_ids, piece_bytes, piece_offsets, kinds, split_left, split_right,
-                   has_unused, V2, pc, normbuf, n, S[2], S[3], S[4], S[5], S[6], S[7], S[8], tab, used, syms)
+    m = words_loop(P, pc, normbuf, n, S, tab, used, syms)
     out = np.empty(count_ids(syms, m, V, byte_fallback, bos, eos), np.int32)
     finish_ids(syms, m, V, unk_id, byte_fallback, byte_ids, bos, eos, out, 0)
     return out
@@ -984,30 +904,28 @@ def encode_one_words(text, N, P, F):
 
 @kernel
 def symbols_one_words(text, N, P):
-    n = text.shape[0]
-    S = new_word_scratch(n + 16)
-    C = new_word_cache(0)
-    pc = new_pair_cache(PAIR_SLOTS_BITS)
-    S, syms, m = encode_words_symbols(text, 0, n, N, P, S, C, pc)
-    normbuf, k = normalize(text, 0, n, N[0], N[1], N[2], N[3], N[4], N[5], N[6], S[0])
-    return syms[:m].copy(), normbuf[:k].copy()
+    """(symbols, normalized bytes) of ``text`` through the word loop."""
+    units, pool, root_ok, ud_bc, ud_value, flags, cls = N
+    size = text.shape[0]
+    normbuf, n = normalize(text, 0, size, units, pool, root_ok, ud_bc, ud_value, flags, cls,
+                           np.empty(3 * size + 8, np.uint8))
+    S = new_word_scratch(n)
+    tab, used = new_word_cache(0)
+    m = words_loop(P, new_pair_cache(PAIR_SLOTS_BITS), normbuf, n, S, tab, used, S[1])
+    return S[1][:m].copy(), normbuf[:n].copy()
 
 
 @batch_kernel
 def encode_batch_words(buf, offsets, out_offsets, N, P, F, n_chunks, out, counts):
     """Parallel batch encode through the word loop (contract of ``kernels.unigram.encode_batch``);
-    each chunk of documents has its own word cache and pair cache. The model tuples are
-    unpacked once per chunk: handing tuples of arrays to a call per document costs about a
-    microsecond."""
+    each chunk of documents has its own word cache and pair cache."""
     n_docs = offsets.shape[0] - 1
     units, pool, root_ok, ud_bc, ud_value, flags, cls = N
-    table, psym, bigrams, prank, ascii_ids, piece_bytes, piece_offsets, kinds, split_left, split_right, has_unused, V = P
     Vf, unk_id, byte_fallback, byte_ids, bos, eos = F
     for c in prange(n_chunks):
         d0 = n_docs * c // n_chunks
         d1 = n_docs * (c + 1) // n_chunks
         S = new_word_scratch(1024)
-        normbuf, syms, wsyms, starts, vals, nodes, heap, stack, tmp = S
         # the word cache grows with the chunk (8 MB at most): small batches do not pay for a big one
         bits = 8
         while bits < 17 and (1 << bits) < (offsets[d1] - offsets[d0]) // 8:
@@ -1017,13 +935,10 @@ def encode_batch_words(buf, offsets, out_offsets, N, P, F, n_chunks, out, counts
         tmp_ids = np.empty(64, np.int32)
         for d in range(d0, d1):
             normbuf, n = normalize(buf, offsets[d], offsets[d + 1], units, pool, root_ok, ud_bc, ud_value, flags,
-                                   cls, normbuf)
-            if syms.shape[0] < n + 16:
-                T = new_word_scratch(max(n, 2 * syms.shape[0]))
-                syms, wsyms, starts, vals, nodes, heap = T[1], T[2], T[3], T[4], T[5], T[6]
-            m = words_loop(table, psym, bigrams, prank, ascii_ids, piece_bytes, piece_offsets, kinds, split_left,
-                           split_right, has_unused, V, pc, normbuf, n, wsyms, starts, vals, nodes, heap, stack, tmp,
-                           tab, used, syms)
+                                   cls, S[0])
+            S = _fit_words((normbuf,) + S[1:], n)
+            syms = S[1]
+            m = words_loop(P, pc, normbuf, n, S, tab, used, syms)
             lo = out_offsets[d]
             hi = out_offsets[d + 1]
             if hi - lo >= 4 * m + 2:

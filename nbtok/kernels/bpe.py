@@ -56,11 +56,12 @@ PAIR_CACHE_SLOTS = 4096
 
 
 @kernel
-def new_pair_cache():
-    """A direct-mapped front cache for merge-table lookups, ``int64[4096, 2]`` (64 KB): rows of
-    (key, value), misses included. Byte pairs are Zipfian, so most lookups of a long piece are
-    answered here instead of in the multi-megabyte merge table. Private to one kernel call."""
-    cache = np.empty((PAIR_CACHE_SLOTS, 2), np.int64)
+def new_pair_cache(slots=PAIR_CACHE_SLOTS):
+    """A direct-mapped front cache for merge-table lookups, ``int64[slots, 2]`` (64 KB by
+    default; ``slots`` a power of two): rows of (key, value), misses included. Byte pairs are
+    Zipfian, so most lookups of a long piece are answered here instead of in the
+    multi-megabyte merge table. Private to one kernel call."""
+    cache = np.empty((slots, 2), np.int64)
     cache[:, 0] = -1
     return cache
 
@@ -70,7 +71,7 @@ def cached_table_pairs(P, left, right):
     """P = (map_keys, map_values, cache): the merge table behind a ``new_pair_cache``."""
     cache = P[2]
     key = (np.int64(left) << 32) | np.int64(right)
-    row = np.int64((np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)) & (PAIR_CACHE_SLOTS - 1)
+    row = np.int64((np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)) & (cache.shape[0] - 1)
     if cache[row, 0] == key:
         return cache[row, 1]
     v = intmap_get(P[0], P[1], key, np.int64(-1))

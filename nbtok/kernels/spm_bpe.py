@@ -20,12 +20,13 @@ import numpy as np
 from numba import prange
 
 from .._jit import batch_kernel, inline_kernel, kernel, leaf_kernel
-from .bpe import LONG_PIECE, LOW32, bpe_merge, merge_piece, new_scratch as bpe_new_scratch
+from .bpe import LONG_PIECE, LOW32, bpe_merge, cached_table_pairs, merge_piece, new_pair_cache
+from .bpe import new_scratch as bpe_new_scratch
 from .hashmap import mix64
 from .normalize import SPACE0, SPACE1, SPACE2, normalize, one_char_len, utf8_char_len
 from .runqueue import runqueue_over
 from .trie import exact_match, longest_prefix
-from .unigram import char_symbol, count_ids, finish_ids, place_ids, symbol_bytes
+from .unigram import char_symbol, count_ids, finish_ids, place_ids
 
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
 
@@ -407,21 +408,16 @@ def seed_rng(seed):
 
 
 # ====================================================================== hashed pieces (fast path)
-# The merge table above holds every split of every piece: O(sum of piece lengths) entries whose
-# build dominates loading a large model. The fast path needs only one table over the pieces,
-# keyed by a polynomial hash H(s) = sum (s_i + 1) * B^(len - 1 - i) mod 2^64, because
-# H(left + right) = H(left) * B^len(right) + H(right): a pair of symbols is looked up by the
-# hash of its concatenation, computed from the halves in O(1), and a hit is confirmed by
-# comparing the piece's bytes with the halves' bytes (so a collision cannot merge). That lookup,
-# ``piece_pairs``, is handed to the one merge loop, ``kernels.bpe.merge_piece``; results of
-# pair lookups are kept in a small direct-mapped front cache.
+# The trie costs more to build than the whole fast path needs: one hash table over the pieces,
+# keyed by a polynomial hash H(s) = sum (s_i + 1) * B^(len - 1 - i) mod 2^64, a hit confirmed by
+# comparing bytes (so a collision cannot match). It gives the initial symbols (``piece_lookup``)
+# and builds the merge table (``build_merges``), through which the word loop runs the one merge
+# loop, ``kernels.bpe.merge_piece``, with its ``cached_table_pairs`` lookup.
 #
 # P = (table int64[2 * cap] of (hash, offset << 32 | length << 20 | piece id, or -1),
-#      psym uint64[2 * V] of (hash, B^length) per piece,
-#      bigrams uint64[] (``build_bigrams``),
-#      prank int32[V] (dense score rank of a piece that can be a merge result, else -1),
-#      ascii int32[128] (piece id of each ASCII character, or -1),
-#      piece_bytes, piece_offsets, kinds, split_left, split_right, V)
+#      ascii int32[128] (piece id of each ASCII character, or -1), piece_bytes,
+#      bigrams uint64[] (``build_bigrams``), the merge table's keys and values,
+#      kinds, split_left, split_right, has_unused, V)
 
 HASH_B = 0x100000001B3
 
@@ -446,12 +442,12 @@ def poly_hash(buf, s, e):
 
 
 @kernel
-def build_piece_table(piece_bytes, piece_offsets, kinds, ranks):
+def build_piece_table(piece_bytes, piece_offsets, kinds):
     """Hash table over the NORMAL / USER_DEFINED / UNUSED pieces (see above).
 
-    Returns (table, psym, prank, ascii, dup) with dup = the id of a piece whose bytes
-    repeat an earlier one (-1 if none). Needs V < 2^20, pieces shorter than 4096 bytes and
-    fewer than 2^31 piece bytes (``table_fits``)."""
+    Returns (table, ascii, dup) with dup = the id of a piece whose bytes repeat an earlier one
+    (-1 if none). Needs V < 2^20, pieces shorter than 4096 bytes and fewer than 2^31 piece
+    bytes (``table_fits``)."""
     V = piece_offsets.shape[0] - 1
     cap = 16
     while cap < 2 * V:
@@ -460,40 +456,25 @@ def build_piece_table(piece_bytes, piece_offsets, kinds, ranks):
     table = np.empty(2 * cap, np.int64)
     for i in range(cap):
         table[2 * i + 1] = -1
-    psym = np.zeros(2 * V, np.uint64)
-    prank = np.full(V, -1, np.int32)
     ascii = np.full(128, -1, np.int32)
     dup = -1
     for p in range(V):
         k = kinds[p]
-        s = piece_offsets[p]
-        e = piece_offsets[p + 1]
-        h, pw = poly_hash(piece_bytes, s, e)
-        psym[2 * p] = h
-        psym[2 * p + 1] = pw
         if k != NORMAL and k != UNUSED and k != USER_DEFINED:
             continue
-        if k != USER_DEFINED:
-            prank[p] = ranks[p]
+        s = piece_offsets[p]
+        e = piece_offsets[p + 1]
+        h, _ = poly_hash(piece_bytes, s, e)
+        if dup < 0 and table_find(table, piece_bytes, h, piece_bytes, s, e) >= 0:
+            dup = p
         i = _slot(h, mask)
         while table[2 * i + 1] >= 0:
-            q = table[2 * i + 1] & 0xFFFFF
-            if table[2 * i] == np.int64(h):
-                qs = piece_offsets[q]
-                if piece_offsets[q + 1] - qs == e - s:
-                    same = True
-                    for t in range(e - s):
-                        if piece_bytes[qs + t] != piece_bytes[s + t]:
-                            same = False
-                            break
-                    if same and dup < 0:
-                        dup = p
             i = (i + 1) & mask
         table[2 * i] = np.int64(h)
         table[2 * i + 1] = (s << 32) | ((e - s) << 20) | p
         if e - s == 1 and piece_bytes[s] < 128 and ascii[piece_bytes[s]] < 0:
             ascii[piece_bytes[s]] = p
-    return table, psym, prank, ascii, dup
+    return table, ascii, dup
 
 
 @inline_kernel
@@ -528,122 +509,50 @@ def piece_lookup(table, ascii_ids, piece_bytes, text, s, e):
 
 
 @kernel
-def split_unused(P_table, piece_bytes, piece_offsets, kinds, V):
-    """(split_left, split_right): the first split of each UNUSED piece into two symbols that
-    can merge (as ``build_merge_entries`` records it)."""
+def _half(table, piece_bytes, kinds, s, e, V):
+    """Symbol id of the string ``piece_bytes[s:e]`` if it can be a BPE symbol (a piece that is
+    not user-defined, or one character outside the vocabulary), else -1."""
+    h, _ = poly_hash(piece_bytes, s, e)
+    q = table_find(table, piece_bytes, h, piece_bytes, s, e)
+    if q >= 0:
+        return -1 if kinds[q] == USER_DEFINED else q
+    ln = utf8_char_len(piece_bytes, s, e)
+    if ln == e - s and ln > 0:
+        return char_symbol(piece_bytes, s, ln, V)
+    return -1
+
+
+@kernel
+def build_merges(table, piece_bytes, piece_offsets, kinds, ranks):
+    """(keys, values, split_left, split_right): the merge table (as ``build_merge_entries``),
+    with the halves looked up in the hashed piece table instead of the trie."""
+    V = piece_offsets.shape[0] - 1
+    total = piece_offsets[V]
+    keys = np.empty(total, np.int64)
+    vals = np.empty(total, np.int64)
     split_left = np.full(V, -1, np.int64)
     split_right = np.full(V, -1, np.int64)
+    n = 0
     for p in range(V):
-        if kinds[p] != UNUSED:
+        k = kinds[p]
+        if k != NORMAL and k != UNUSED:
             continue
         s = piece_offsets[p]
         e = piece_offsets[p + 1]
         cut = s + one_char_len(piece_bytes[s], e - s)
         while cut < e:
-            hl, _ = poly_hash(piece_bytes, s, cut)
-            left = table_find(P_table, piece_bytes, hl, piece_bytes, s, cut)
-            if left >= 0 and kinds[left] == USER_DEFINED:
-                left = -1
-            if left < 0 and utf8_char_len(piece_bytes, s, cut) == cut - s:
-                left = char_symbol(piece_bytes, s, cut - s, V)
+            left = _half(table, piece_bytes, kinds, s, cut, V)
             if left >= 0:
-                hr, _ = poly_hash(piece_bytes, cut, e)
-                right = table_find(P_table, piece_bytes, hr, piece_bytes, cut, e)
-                if right >= 0 and kinds[right] == USER_DEFINED:
-                    right = -1
-                if right < 0 and utf8_char_len(piece_bytes, cut, e) == e - cut:
-                    right = char_symbol(piece_bytes, cut, e - cut, V)
+                right = _half(table, piece_bytes, kinds, cut, e, V)
                 if right >= 0:
-                    split_left[p] = left
-                    split_right[p] = right
-                    break
+                    keys[n] = (left << 32) | right
+                    vals[n] = (np.int64(ranks[p]) << 32) | p
+                    n += 1
+                    if k == UNUSED and split_left[p] < 0:
+                        split_left[p] = left
+                        split_right[p] = right
             cut += one_char_len(piece_bytes[cut], e - cut)
-    return split_left, split_right
-
-
-@inline_kernel
-def _sym_hash(psym, V, sym, tmp):
-    if sym < V:
-        return psym[2 * sym], psym[2 * sym + 1]
-    k = symbol_bytes(sym, V, tmp)
-    return poly_hash(tmp, 0, k)
-
-
-@inline_kernel
-def _sym_span(sym, V, piece_bytes, piece_offsets, tmp, at):
-    """(buffer, start, end) of a symbol's bytes: its piece's, or an unknown character's UTF-8
-    written into ``tmp[at:]``."""
-    if sym < V:
-        return piece_bytes, piece_offsets[sym], piece_offsets[sym + 1]
-    return tmp, at, at + symbol_bytes(sym, V, tmp[at:])
-
-
-@inline_kernel
-def _find_concat(table, piece_bytes, h, lb, ls, le, rb, rs, re):
-    """Id of the piece equal to ``lb[ls:le] + rb[rs:re]`` whose hash is ``h``, or -1."""
-    mask = (table.shape[0] >> 1) - 1
-    i = _slot(h, mask)
-    nl = le - ls
-    n = nl + re - rs
-    while True:
-        v = table[2 * i + 1]
-        if v < 0:
-            return np.int64(-1)
-        if table[2 * i] == np.int64(h) and ((v >> 20) & 0xFFF) == n:
-            qs = v >> 32
-            same = True
-            for t in range(nl):
-                if piece_bytes[qs + t] != lb[ls + t]:
-                    same = False
-                    break
-            if same:
-                for t in range(n - nl):
-                    if piece_bytes[qs + nl + t] != rb[rs + t]:
-                        same = False
-                        break
-            if same:
-                return v & 0xFFFFF
-        i = (i + 1) & mask
-
-
-PAIR_SLOTS_BITS = 12
-
-
-@kernel
-def new_pair_cache(bits):
-    c = np.empty(2 * (1 << bits), np.int64)
-    for i in range(1 << bits):
-        c[2 * i] = -1
-    return c
-
-
-@leaf_kernel
-def piece_pairs(Q, left, right):
-    """SentencePiece's pair lookup for the merge loop (``kernels.bpe.merge_piece``): the merge
-    value (rank << 32 | piece) of the piece spelled ``left + right``, or -1. The hash of the
-    concatenation comes from the halves' hashes in O(1); the bytes confirm a hit.
-
-    Q = (table, psym, prank, piece_bytes, piece_offsets, V, pc, tmp): the piece table, a
-    direct-mapped front cache ``pc`` (``new_pair_cache``) of (key, value) rows, 8 bytes of tmp."""
-    table, psym, prank, piece_bytes, piece_offsets, V, pc, tmp = Q
-    key = (np.int64(left) << 32) | np.int64(right)
-    mask = (pc.shape[0] >> 1) - 1
-    row = np.int64((np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)) & mask
-    if pc[2 * row] == key:
-        return pc[2 * row + 1]
-    hl, _ = _sym_hash(psym, V, left, tmp)
-    hr, pr = _sym_hash(psym, V, right, tmp)
-    lb, ls, le = _sym_span(left, V, piece_bytes, piece_offsets, tmp, 0)
-    rb, rs, re = _sym_span(right, V, piece_bytes, piece_offsets, tmp, 4)
-    q = _find_concat(table, piece_bytes, hl * pr + hr, lb, ls, le, rb, rs, re)
-    v = np.int64(-1)
-    if q >= 0:
-        r = prank[q]
-        if r >= 0:
-            v = (np.int64(r) << 32) | q
-    pc[2 * row] = key
-    pc[2 * row + 1] = v
-    return v
+    return keys[:n].copy(), vals[:n].copy(), split_left, split_right
 
 
 @leaf_kernel
@@ -690,14 +599,14 @@ def emit_symbols(syms, m, kinds, split_left, split_right, has_unused, V, stack, 
 # ------------------------------------------------------------------ word loop (fast path)
 @kernel
 def new_word_scratch(n):
-    """(normbuf, doc syms, word syms, heap, prev, next, pair_at, run queue, stack, tmp): the
+    """(normbuf, doc syms, word syms, heap, prev, next, pair_at, run queue, stack): the
     merge loop's scratch (``kernels.bpe``) for documents of n normalized bytes (grown by
     ``_fit_words``)."""
     n = max(n, 64) + 16
     heap, prev, nxt, pair_at = bpe_new_scratch(n)
     return (np.empty(n, np.uint8), np.empty(n, np.int64), np.empty(n, np.int64),
             heap, prev, nxt, pair_at, runqueue_over(heap if n >= LONG_PIECE else heap[:1]),
-            np.empty(256, np.int64), np.empty(8, np.uint8))
+            np.empty(256, np.int64))
 
 
 @kernel
@@ -730,11 +639,10 @@ def new_word_cache(bits):
 def merge_word(P, pc, text, a, b, S, out, o):
     """BPE of the word ``text[a:b]`` through ``kernels.bpe.merge_piece``: symbols appended to
     ``out`` at ``o``; returns the new o."""
-    table, psym, bigrams, prank, ascii_ids, piece_bytes, piece_offsets, kinds, split_left, split_right, has_unused, V = P
-    wsyms, heap, prev, nxt, pair_at, queue, stack, tmp = S[2], S[3], S[4], S[5], S[6], S[7], S[8], S[9]
+    table, ascii_ids, piece_bytes, bigrams, map_keys, map_values, kinds, split_left, split_right, has_unused, V = P
+    wsyms, heap, prev, nxt, pair_at, queue, stack = S[2], S[3], S[4], S[5], S[6], S[7], S[8]
     m = word_symbols(table, ascii_ids, piece_bytes, V, text, a, b, wsyms)
-    m = merge_piece(wsyms, m, heap, prev, nxt, pair_at, 0.0, queue, piece_pairs,
-                    (table, psym, prank, piece_bytes, piece_offsets, V, pc, tmp))
+    m = merge_piece(wsyms, m, heap, prev, nxt, pair_at, 0.0, queue, cached_table_pairs, (map_keys, map_values, pc))
     return emit_symbols(wsyms, m, kinds, split_left, split_right, has_unused, V, stack, out, o)
 
 
@@ -747,7 +655,7 @@ def words_loop(P, pc, text, n, S, tab, used, out):
     A word longer than ``WORD_BYTES`` (text without spaces) is cut further between two
     characters that are adjacent in no mergeable piece (``bigrams``, see ``build_bigrams``): no
     symbol can ever span such a cut, so the parts merge independently and are cached alike."""
-    bigrams = P[2]
+    bigrams = P[3]
     mask = (tab.shape[0] // WORD_SLOT) - 1
     nbits = bigrams.shape[0] * 64
     o = 0
@@ -819,17 +727,14 @@ def build_bigrams(piece_bytes, piece_offsets, kinds):
     return bits
 
 
-@leaf_kernel
-def _unit(P, pc, text, a, b, S, tab, used, mask, out, o):
-    """Symbols of the word (or part of a word) ``text[a:b]`` into ``out`` at ``o``: from the
-    word cache, or merged and then cached. Returns the new o."""
-    ln = b - a
-    if mask == 0 or ln > WORD_BYTES:
-        return merge_word(P, pc, text, a, b, S, out, o)
+@inline_kernel
+def _word_key(text, a, b):
+    """(hash, w0, w1, w2) of the word ``text[a:b]`` (at most ``WORD_BYTES``), its bytes packed
+    little-endian into three words."""
     w0 = np.uint64(0)
     w1 = np.uint64(0)
     w2 = np.uint64(0)
-    for t in range(ln):
+    for t in range(b - a):
         x = np.uint64(text[a + t]) << np.uint64(8 * (t & 7))
         if t < 8:
             w0 |= x
@@ -837,21 +742,55 @@ def _unit(P, pc, text, a, b, S, tab, used, mask, out, o):
             w1 |= x
         else:
             w2 |= x
-    z = (w0 * np.uint64(0x9E3779B97F4A7C15)) ^ (w1 * np.uint64(0xC2B2AE3D27D4EB4F)) ^ w2 ^ np.uint64(ln)
+    z = (w0 * np.uint64(0x9E3779B97F4A7C15)) ^ (w1 * np.uint64(0xC2B2AE3D27D4EB4F)) ^ w2 ^ np.uint64(b - a)
     z = (z ^ (z >> np.uint64(31))) * np.uint64(0xBF58476D1CE4E5B9)
-    h = np.int64(z >> np.uint64(1))
+    return np.int64(z >> np.uint64(1)), np.int64(w0), np.int64(w1), np.int64(w2)
+
+
+@inline_kernel
+def _word_slot(tab, mask, h, ln, w0, w1, w2):
+    """Offset of the word's slot in ``tab`` and whether it holds the word (else it is free)."""
     i = (h ^ (h >> 23)) & mask
-    hit = False
     while True:
         q = WORD_SLOT * i
         k = tab[q]
         if k == -1:
-            break
-        if k == h and (tab[q + 1] & 0xFF) == ln and tab[q + 2] == np.int64(w0) \
-                and tab[q + 3] == np.int64(w1) and tab[q + 4] == np.int64(w2):
-            hit = True
-            break
+            return q, False
+        if k == h and (tab[q + 1] & 0xFF) == ln and tab[q + 2] == w0 and tab[q + 3] == w1 and tab[q + 4] == w2:
+            return q, True
         i = (i + 1) & mask
+
+
+@leaf_kernel
+def _store_word(tab, used, mask, q, h, ln, w0, w1, w2, out, o, cnt):
+    """Cache the word's ``cnt`` symbols ``out[o:o+cnt]`` in the free slot ``q`` (the table is
+    cleared first if half full)."""
+    if 2 * (used[0] + 1) > mask + 1:
+        for r in range(mask + 1):
+            tab[WORD_SLOT * r] = -1
+        used[0] = 0
+        q, _ = _word_slot(tab, mask, h, ln, w0, w1, w2)
+    tab[q] = h
+    tab[q + 1] = ln | (cnt << 8)
+    tab[q + 2] = w0
+    tab[q + 3] = w1
+    tab[q + 4] = w2
+    for t in range(0, cnt, 2):
+        lo = out[o + t]
+        hi = out[o + t + 1] if t + 1 < cnt else 0
+        tab[q + 5 + (t >> 1)] = lo | (hi << 32)
+    used[0] += 1
+
+
+@inline_kernel
+def _unit(P, pc, text, a, b, S, tab, used, mask, out, o):
+    """Symbols of the word (or part of a word) ``text[a:b]`` into ``out`` at ``o``: from the
+    word cache, or merged and then cached. Returns the new o."""
+    ln = b - a
+    if mask == 0 or ln > WORD_BYTES:
+        return merge_word(P, pc, text, a, b, S, out, o)
+    h, w0, w1, w2 = _word_key(text, a, b)
+    q, hit = _word_slot(tab, mask, h, ln, w0, w1, w2)
     if hit:
         cnt = (tab[q + 1] >> 8) & 0xFF
         for t in range(cnt):
@@ -859,26 +798,8 @@ def _unit(P, pc, text, a, b, S, tab, used, mask, out, o):
             out[o + t] = (x >> 32) if t & 1 else (x & LOW32)
         return o + cnt
     o2 = merge_word(P, pc, text, a, b, S, out, o)
-    cnt = o2 - o
-    if cnt <= WORD_SYMS:
-        if 2 * (used[0] + 1) > mask + 1:
-            for r in range(mask + 1):
-                tab[WORD_SLOT * r] = -1
-            used[0] = 0
-            i = (h ^ (h >> 23)) & mask
-            while tab[WORD_SLOT * i] != -1:
-                i = (i + 1) & mask
-            q = WORD_SLOT * i
-        tab[q] = h
-        tab[q + 1] = ln | (cnt << 8)
-        tab[q + 2] = np.int64(w0)
-        tab[q + 3] = np.int64(w1)
-        tab[q + 4] = np.int64(w2)
-        for t in range(0, cnt, 2):
-            lo = out[o + t]
-            hi = out[o + t + 1] if t + 1 < cnt else 0
-            tab[q + 5 + (t >> 1)] = lo | (hi << 32)
-        used[0] += 1
+    if o2 - o <= WORD_SYMS:
+        _store_word(tab, used, mask, q, h, ln, w0, w1, w2, out, o, o2 - o)
     return o2
 
 
@@ -894,7 +815,7 @@ def encode_one_words(text, N, P, F):
     while bits < 16 and (1 << bits) < n // 8:
         bits += 1
     tab, used = new_word_cache(bits if n > 256 else 0)
-    pc = new_pair_cache(min(bits + 4, PAIR_SLOTS_BITS))
+    pc = new_pair_cache(1 << min(bits + 4, 12))
     syms = S[1]
     m = words_loop(P, pc, normbuf, n, S, tab, used, syms)
     out = np.empty(count_ids(syms, m, V, byte_fallback, bos, eos), np.int32)
@@ -911,7 +832,7 @@ def symbols_one_words(text, N, P):
                            np.empty(3 * size + 8, np.uint8))
     S = new_word_scratch(n)
     tab, used = new_word_cache(0)
-    m = words_loop(P, new_pair_cache(PAIR_SLOTS_BITS), normbuf, n, S, tab, used, S[1])
+    m = words_loop(P, new_pair_cache(), normbuf, n, S, tab, used, S[1])
     return S[1][:m].copy(), normbuf[:n].copy()
 
 
@@ -931,7 +852,7 @@ def encode_batch_words(buf, offsets, out_offsets, N, P, F, n_chunks, out, counts
         while bits < 17 and (1 << bits) < (offsets[d1] - offsets[d0]) // 8:
             bits += 1
         tab, used = new_word_cache(bits)
-        pc = new_pair_cache(min(bits, PAIR_SLOTS_BITS))
+        pc = new_pair_cache(1 << min(bits, 12))
         tmp_ids = np.empty(64, np.int32)
         for d in range(d0, d1):
             normbuf, n = normalize(buf, offsets[d], offsets[d + 1], units, pool, root_ok, ud_bc, ud_value, flags,

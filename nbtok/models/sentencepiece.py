@@ -165,18 +165,16 @@ class SentencePieceModel:
             _, ranks = np.unique(-scores.astype(np.float64), return_inverse=True)
             self._ranks = ranks.astype(np.int64)
             self._M = None
+            self.P = None
             lens_ok = V < (1 << 20) and int(lens.max()) < 4096 and pb.size < (1 << 31)
             if lens_ok:
-                table, psym, prank, ascii_ids, dup = kbpe.build_piece_table(pb, proto.piece_offsets, kinds,
-                                                                            self._ranks)
+                table, ascii_ids, dup = kbpe.build_piece_table(pb, proto.piece_offsets, kinds)
                 if dup >= 0:
                     raise ValueError("sentencepiece model: a piece is defined twice")
-                has_unused = bool(np.any(kinds == UNUSED))
-                if has_unused:
-                    sl, sr = kbpe.split_unused(table, pb, proto.piece_offsets, kinds, V)
-                else:
-                    sl = sr = np.full(V, -1, np.int64)
-                self.P = (table, psym, kbpe.build_bigrams(pb, proto.piece_offsets, kinds), prank, ascii_ids, pb, proto.piece_offsets, kinds, sl, sr, has_unused,
+                keys, vals, sl, sr = kbpe.build_merges(table, pb, proto.piece_offsets, kinds, self._ranks)
+                self.merges = IntMap.from_arrays(keys, vals)
+                self.P = (table, ascii_ids, pb, kbpe.build_bigrams(pb, proto.piece_offsets, kinds),
+                          self.merges.keys, self.merges.values, kinds, sl, sr, bool(np.any(kinds == UNUSED)),
                           np.int64(V))
             else:
                 self.trie  # noqa: B018 (checks for repeated pieces)
@@ -210,8 +208,11 @@ class SentencePieceModel:
             return self._M
         if self._M is None:
             pb, po, kinds, V = self.proto.piece_bytes, self.proto.piece_offsets, self.proto.types, self.V
-            keys, vals, sl, sr = kbpe.build_merge_entries(pb, po, kinds, self._ranks, self.trie[0], self.trie[1])
-            self.merges = IntMap.from_arrays(keys, vals)
+            if self.P is None:  # no hashed piece table: the merge table from the trie
+                keys, vals, sl, sr = kbpe.build_merge_entries(pb, po, kinds, self._ranks, self.trie[0], self.trie[1])
+                self.merges = IntMap.from_arrays(keys, vals)
+            else:
+                sl, sr = self.P[7], self.P[8]
             self._M = (self.trie[0], self.trie[1], self.merges.keys, self.merges.values, kinds, sl, sr,
                        np.int64(V))
             space = "\u2581".encode()

@@ -148,36 +148,36 @@ def place_ids(syms, m, F, out, lo, hi, tmp):
 # ------------------------------------------------------------------ Viterbi
 @kernel
 def pack_lattice_trie(bc, value, lscore):
-    """Cells ``int32[4 * size]`` = (base, check, piece id or -1, float32 score bits) per trie node.
+    """``idsc`` int32[2 * size] = (piece id or -1, float32 score bits) per trie node.
 
-    One transition then touches one 16-byte cell: base / check for the walk, id and score for
-    the lattice update. ``lscore`` float32[V] is the lattice score of each piece; a node that
-    ends no piece scores -inf, so the lattice update needs no branch on it.
+    The walk reads only ``bc`` (base, check: 8 bytes a node, so more of the trie stays in
+    cache); the lattice update reads ``idsc`` at the node reached, a load the walk does not
+    wait for. ``lscore`` float32[V] is the lattice score of each piece; a node that ends no
+    piece scores -inf, so it never improves the lattice.
     """
     size = value.shape[0]
-    cells = np.empty(4 * size, np.int32)
+    idsc = np.empty(2 * size, np.int32)
     bits = lscore.view(np.int32)
     neg_inf = np.array([-np.inf], np.float32).view(np.int32)[0]
     for s in range(size):
-        cells[4 * s] = bc[2 * s]
-        cells[4 * s + 1] = bc[2 * s + 1]
         v = value[s]
-        cells[4 * s + 2] = v
-        cells[4 * s + 3] = bits[v] if v >= 0 else neg_inf
-    return cells
+        idsc[2 * s] = v
+        idsc[2 * s + 1] = bits[v] if v >= 0 else neg_inf
+    return idsc
 
 
 @kernel
-def viterbi(norm, n, cells, cscore, unk_score, V, best, start_at, node_id, syms):
+def viterbi(norm, n, bc, idsc, unk_score, V, best, start_at, node_id, syms):
     """Best segmentation of ``norm[:n]``; writes symbols into ``syms`` and returns their count.
 
-    ``cells`` from ``pack_lattice_trie`` (NORMAL and USER_DEFINED pieces only: UNUSED pieces
-    are skipped by leaving them out), ``cscore = cells.view(float32)``.
+    ``bc`` the lattice trie (NORMAL and USER_DEFINED pieces only: UNUSED pieces are skipped by
+    leaving them out), ``idsc`` from ``pack_lattice_trie``.
     ``best`` float32[n+1], ``start_at`` / ``node_id`` int32[n+1], ``syms`` int64[n] scratch.
     """
     # best = -inf marks "no candidate yet", which makes the first (finite) candidate win and
     # then only a strictly greater one, exactly as sentencepiece's starts_at == -1 test (scores
     # are finite: a model with a NaN / inf score is rejected at load, as sentencepiece does)
+    sc = idsc.view(np.float32)
     neg_inf = np.float32(-np.inf)
     for i in range(n + 1):
         start_at[i] = -1
@@ -186,6 +186,12 @@ def viterbi(norm, n, cells, cscore, unk_score, V, best, start_at, node_id, syms)
     reset = np.float32(SCORE_RESET)
     frontier = 0
     s = 0
+    # the walk indexes with unsigned integers: Numba then emits no negative-index wraparound
+    # (a select on every load of the dependent chain); a free cell's CHECK -1 becomes
+    # 0xFFFFFFFF, which is no node
+    nu = np.uint64(n)
+    one = np.uint64(1)
+    two = np.uint64(2)
     while s < n:
         till = best[s]
         if till < -reset or till > reset:
@@ -195,46 +201,47 @@ def viterbi(norm, n, cells, cscore, unk_score, V, best, start_at, node_id, syms)
                     best[i] -= till
             till = np.float32(0.0)
         mblen = one_char_len(norm[s], n - s)
-        has_single = False
-        node = 0
-        for k in range(s, n):
-            nx = cells[4 * node] + norm[k]
-            if cells[4 * nx + 1] != node:
+        single = False  # some piece is exactly the character at s
+        depth1 = np.uint64(s + mblen)
+        node = np.uint64(0)
+        e = np.uint64(s)
+        while e < nu:
+            nx = np.uint64(np.uint32(bc[two * node])) + np.uint64(norm[e])
+            if np.uint64(np.uint32(bc[two * nx + one])) != node:
                 break
             node = nx
-            e = k + 1
-            cand = cscore[4 * node + 3] + till  # -inf where no piece ends
-            v = cells[4 * node + 2]
-            old = best[e]
-            take = cand > old
-            best[e] = cand if take else old
-            start_at[e] = s if take else start_at[e]
-            node_id[e] = v if take else node_id[e]
-            has_single = has_single or (e - s == mblen and v >= 0)
-            if e > frontier:
-                frontier = e
-        if not has_single:
-            e = s + mblen
-            if e > frontier:
-                frontier = e
-            cand32 = unk_score + till
-            if cand32 > best[e]:
-                best[e] = cand32
+            e += one
+            cand = sc[two * node + one] + till  # -inf where no piece ends
+            if cand > best[e]:
+                best[e] = cand
                 start_at[e] = s
-                node_id[e] = -1
+                node_id[e] = idsc[two * node]
+            if e == depth1:
+                single = idsc[two * node] >= 0
+        if np.int64(e) > frontier:
+            frontier = np.int64(e)
+        if not single:
+            e1 = s + mblen
+            if e1 > frontier:
+                frontier = e1
+            cand32 = unk_score + till
+            if cand32 > best[e1]:
+                best[e1] = cand32
+                start_at[e1] = s
+                node_id[e1] = -1
         s += mblen
     # backtrack (symbols come out reversed, then flipped in place)
     m = 0
-    e = n
-    while e > 0:
-        s = start_at[e]
-        v = node_id[e]
+    e2 = n
+    while e2 > 0:
+        s = start_at[e2]
+        v = node_id[e2]
         if v < 0:
-            syms[m] = char_symbol(norm, s, e - s, V)
+            syms[m] = char_symbol(norm, s, e2 - s, V)
         else:
             syms[m] = v
         m += 1
-        e = s
+        e2 = s
     for i in range(m // 2):
         t = syms[i]
         syms[i] = syms[m - 1 - i]
@@ -266,11 +273,11 @@ def _fit(scratch, n):
 def encode_symbols(text, start, end, N, M, scratch):
     """Normalize + Viterbi for ``text[start:end]``: (scratch, m); symbols in scratch[4][:m]."""
     units, pool, root_ok, ud_bc, ud_value, flags, cls = N
-    cells, cscore, unk_score, V = M
+    bc, idsc, unk_score, V = M
     normbuf, n = normalize(text, start, end, units, pool, root_ok, ud_bc, ud_value, flags, cls, scratch[0])
     scratch = (normbuf, scratch[1], scratch[2], scratch[3], scratch[4])
     scratch = _fit(scratch, n)
-    m = viterbi(normbuf, n, cells, cscore, unk_score, V, scratch[1], scratch[2], scratch[3], scratch[4])
+    m = viterbi(normbuf, n, bc, idsc, unk_score, V, scratch[1], scratch[2], scratch[3], scratch[4])
     return scratch, m
 
 
@@ -299,7 +306,7 @@ def encode_one(text, N, M, F):
     """All ids of one document (``F`` = (V, unk_id, byte_fallback, byte_ids, bos, eos))."""
     V, unk_id, byte_fallback, byte_ids, bos, eos = F
     units, pool, root_ok, ud_bc, ud_value, flags, cls = N
-    cells, cscore, unk_score, V2 = M
+    bc, idsc, unk_score, V2 = M
     size = text.shape[0]
     normbuf, n = normalize(text, 0, size, units, pool, root_ok, ud_bc, ud_value, flags, cls,
                            np.empty(3 * size + 8, np.uint8))
@@ -307,7 +314,7 @@ def encode_one(text, N, M, F):
     start_at = np.empty(n + 1, np.int32)
     node_id = np.empty(n + 1, np.int32)
     syms = np.empty(n + 1, np.int64)
-    m = viterbi(normbuf, n, cells, cscore, unk_score, V2, best, start_at, node_id, syms)
+    m = viterbi(normbuf, n, bc, idsc, unk_score, V2, best, start_at, node_id, syms)
     out = np.empty(count_ids(syms, m, V, byte_fallback, bos, eos), np.int32)
     finish_ids(syms, m, V, unk_id, byte_fallback, byte_ids, bos, eos, out, 0)
     return out
@@ -333,7 +340,7 @@ def encode_batch(buf, offsets, out_offsets, N, M, F, n_chunks, out, counts):
     """
     n_docs = offsets.shape[0] - 1
     units, pool, root_ok, ud_bc, ud_value, flags, cls = N
-    cells, cscore, unk_score, V = M
+    bc, idsc, unk_score, V = M
     Vf, unk_id, byte_fallback, byte_ids, bos, eos = F
     for c in prange(n_chunks):
         d0 = n_docs * c // n_chunks
@@ -349,7 +356,7 @@ def encode_batch(buf, offsets, out_offsets, N, M, F, n_chunks, out, counts):
                 start_at = np.empty(cap, np.int32)
                 node_id = np.empty(cap, np.int32)
                 syms = np.empty(cap, np.int64)
-            m = viterbi(normbuf, n, cells, cscore, unk_score, V, best, start_at, node_id, syms)
+            m = viterbi(normbuf, n, bc, idsc, unk_score, V, best, start_at, node_id, syms)
             lo = out_offsets[d]
             hi = out_offsets[d + 1]
             if hi - lo >= 4 * m + 2:
@@ -383,10 +390,11 @@ def _logaddexp(a, b):
 
 
 @kernel
-def ffbs_sample(norm, n, cells, cscore, unk_score, V, theta, syms):
+def ffbs_sample(norm, n, bc, idsc, unk_score, V, theta, syms):
     """Forward-filtering backward-sampling over the full lattice of ``norm[:n]`` (sentencepiece's
     ``SampleEncode`` with nbest_size < 0): a segmentation drawn with probability proportional to
     exp(theta * score). Writes symbols into ``syms``; returns their count."""
+    sc = idsc.view(np.float32)
     # lattice nodes, grouped by end position through linked lists
     cap = 4 * n + 16
     ns = np.empty(cap, np.int64)
@@ -403,11 +411,11 @@ def ffbs_sample(norm, n, cells, cscore, unk_score, V, theta, syms):
         has_single = False
         node = 0
         for k in range(s, n):
-            nx = cells[4 * node] + norm[k]
-            if cells[4 * nx + 1] != node:
+            nx = bc[2 * node] + norm[k]
+            if bc[2 * nx + 1] != node:
                 break
             node = nx
-            v = cells[4 * node + 2]
+            v = idsc[2 * node]
             if v >= 0:
                 e = k + 1
                 if k_nodes >= cap:
@@ -423,7 +431,7 @@ def ffbs_sample(norm, n, cells, cscore, unk_score, V, theta, syms):
                     ns, nid, nsc, nnext = ns2, nid2, nsc2, nn2
                 ns[k_nodes] = s
                 nid[k_nodes] = v
-                nsc[k_nodes] = cscore[4 * node + 3]
+                nsc[k_nodes] = sc[2 * node + 1]
                 nnext[k_nodes] = head[e]
                 head[e] = k_nodes
                 k_nodes += 1
@@ -490,11 +498,11 @@ def sample_one(text, N, M, F, theta):
     """FFBS-sampled ids of one document."""
     V, unk_id, byte_fallback, byte_ids, bos, eos = F
     units, pool, root_ok, ud_bc, ud_value, flags, cls = N
-    cells, cscore, unk_score, V2 = M
+    bc, idsc, unk_score, V2 = M
     normbuf, n = normalize(text, 0, text.shape[0], units, pool, root_ok, ud_bc, ud_value, flags, cls,
                            np.empty(text.shape[0] + 16, np.uint8))
     syms = np.empty(n + 1, np.int64)
-    m = ffbs_sample(normbuf, n, cells, cscore, unk_score, V2, theta, syms)
+    m = ffbs_sample(normbuf, n, bc, idsc, unk_score, V2, theta, syms)
     out = np.empty(4 * m + 2, np.int32)
     o = finish_ids(syms, m, V, unk_id, byte_fallback, byte_ids, bos, eos, out, 0)
     return out[:o].copy()
@@ -530,10 +538,11 @@ def _kbest_insert(sc, pp, pr, pid, cnt, e, k, cand, s, r, v):
 
 
 @kernel
-def nbest(norm, n, cells, cscore, unk_score, V, k):
+def nbest(norm, n, bc, idsc, unk_score, V, k):
     """The k best segmentations of ``norm[:n]`` by total score (k-best Viterbi over the lattice).
 
     Returns (symbols int64[], offsets int64[count + 1], scores float64[count])."""
+    psc = idsc.view(np.float32)
     sc = np.full((n + 1) * k, -np.inf)
     pp = np.zeros((n + 1) * k, np.int64)
     pr = np.zeros((n + 1) * k, np.int64)
@@ -547,14 +556,14 @@ def nbest(norm, n, cells, cscore, unk_score, V, k):
         has_single = False
         node = 0
         for q in range(s, n):
-            nx = cells[4 * node] + norm[q]
-            if cells[4 * nx + 1] != node:
+            nx = bc[2 * node] + norm[q]
+            if bc[2 * nx + 1] != node:
                 break
             node = nx
-            v = cells[4 * node + 2]
+            v = idsc[2 * node]
             if v >= 0:
                 e = q + 1
-                w = np.float64(cscore[4 * node + 3])
+                w = np.float64(psc[2 * node + 1])
                 for r in range(cnt[s]):
                     _kbest_insert(sc, pp, pr, pid, cnt, e, k, sc[s * k + r] + w, s, r, v)
                 if e - s == mblen:
@@ -602,10 +611,10 @@ def nbest_one(text, N, M, F, k):
     """ids of the k best segmentations of one document: (ids, offsets, scores)."""
     V, unk_id, byte_fallback, byte_ids, bos, eos = F
     units, pool, root_ok, ud_bc, ud_value, flags, cls = N
-    cells, cscore, unk_score, V2 = M
+    bc, idsc, unk_score, V2 = M
     normbuf, n = normalize(text, 0, text.shape[0], units, pool, root_ok, ud_bc, ud_value, flags, cls,
                            np.empty(text.shape[0] + 16, np.uint8))
-    syms, offs, scores = nbest(normbuf, n, cells, cscore, unk_score, V2, k)
+    syms, offs, scores = nbest(normbuf, n, bc, idsc, unk_score, V2, k)
     count = offs.shape[0] - 1
     out = np.empty(4 * syms.shape[0] + 2 * count + 2, np.int32)
     out_off = np.zeros(count + 1, np.int64)
@@ -628,9 +637,9 @@ BLOB_HEADER = 32  # int64 slots
 
 def pack_blob(N, M, F):
     units, pool, root_ok, ud_bc, ud_value, flags, cls = N
-    cells, _cscore, unk_score, V = M
+    bc, idsc, unk_score, V = M
     _V, unk_id, byte_fallback, byte_ids, bos, eos = F
-    parts = [units, pool, root_ok, ud_bc, ud_value, flags, cls, cells, byte_ids]
+    parts = [units, pool, root_ok, ud_bc, ud_value, flags, cls, bc, byte_ids, idsc]
     head = np.zeros(BLOB_HEADER, np.int64)
     off = 8 * BLOB_HEADER
     chunks = []
@@ -661,8 +670,8 @@ def encode_one_blob(text, blob):
     ud_value = blob[H[8]:H[9]].view(np.int32)
     flags = blob[H[10]:H[11]].view(np.int64)
     cls = blob[H[12]:H[13]]
-    cells = blob[H[14]:H[15]].view(np.int32)
-    cscore = blob[H[14]:H[15]].view(np.float32)
+    bc = blob[H[14]:H[15]].view(np.int32)
+    idsc = blob[H[18]:H[19]].view(np.int32)
     byte_ids = blob[H[16]:H[17]].view(np.int32)
     unk_score = blob[8 * 20:8 * 20 + 4].view(np.float32)[0]
     V = H[21]
@@ -678,7 +687,48 @@ def encode_one_blob(text, blob):
     node_id = work[n + 1:2 * (n + 1)]
     best = work[2 * (n + 1):].view(np.float32)
     syms = np.empty(n + 1, np.int64)
-    m = viterbi(normbuf, n, cells, cscore, unk_score, V, best, start_at, node_id, syms)
+    m = viterbi(normbuf, n, bc, idsc, unk_score, V, best, start_at, node_id, syms)
     out = np.empty(count_ids(syms, m, V, byte_fallback, bos, eos), np.int32)
     finish_ids(syms, m, V, unk_id, byte_fallback, byte_ids, bos, eos, out, 0)
     return out
+
+
+@kernel
+def encode_blob_into(text, blob, out):
+    """``encode_one_blob`` writing the ids into ``out`` (allocated by the caller): returns their
+    count, or -1 if ``out`` is too small. ``text`` may be ``bytes`` (no ``np.frombuffer`` per
+    call). One scratch allocation for the normalized text and the lattice; no array is boxed
+    on return (boxing a fresh array costs more than a short sentence's Viterbi)."""
+    H = blob[:8 * BLOB_HEADER].view(np.int64)
+    units = blob[H[0]:H[1]].view(np.uint32)
+    pool = blob[H[2]:H[3]]
+    root_ok = blob[H[4]:H[5]].view(np.bool_)
+    ud_bc = blob[H[6]:H[7]].view(np.int32)
+    ud_value = blob[H[8]:H[9]].view(np.int32)
+    flags = blob[H[10]:H[11]].view(np.int64)
+    cls = blob[H[12]:H[13]]
+    bc = blob[H[14]:H[15]].view(np.int32)
+    idsc = blob[H[18]:H[19]].view(np.int32)
+    byte_ids = blob[H[16]:H[17]].view(np.int32)
+    unk_score = blob[8 * 20:8 * 20 + 4].view(np.float32)[0]
+    V = H[21]
+    unk_id = H[22]
+    byte_fallback = H[23] != 0
+    bos = H[24]
+    eos = H[25]
+    size = len(text)
+    cap = (3 * size + 15) & ~7
+    work = np.empty(cap + 16 * (cap + 1), np.uint8)
+    normbuf, n = normalize(text, 0, size, units, pool, root_ok, ud_bc, ud_value, flags, cls, work[:cap])
+    if n <= cap:
+        lat = work[cap:cap + 16 * (n + 1)].view(np.int32)
+    else:  # the normalizer grew its buffer (an expanding charsmap rule)
+        lat = np.empty(4 * (n + 1), np.int32)
+    start_at = lat[:n + 1]
+    node_id = lat[n + 1:2 * (n + 1)]
+    syms = lat[2 * (n + 1):3 * (n + 1)]
+    best = lat[3 * (n + 1):].view(np.float32)
+    m = viterbi(normbuf, n, bc, idsc, unk_score, V, best, start_at, node_id, syms)
+    if count_ids(syms, m, V, byte_fallback, bos, eos) > out.shape[0]:
+        return -1
+    return finish_ids(syms, m, V, unk_id, byte_fallback, byte_ids, bos, eos, out, 0)

@@ -42,6 +42,9 @@ def _vocab_from_arrays(piece_bytes, piece_offsets, scores, kinds):
 _FAST_CALL = True
 _U8 = np.dtype(np.uint8)  # np.frombuffer is about 0.5 us faster with a dtype object than with np.uint8
 _frombuffer = np.frombuffer
+_empty = np.empty
+_I32 = np.dtype(np.int32)
+_INTO_MAX = 4096  # longest text (UTF-8 bytes) given an output array of len + 4 ids up front
 
 
 def _stable_type(a):
@@ -159,8 +162,7 @@ class SentencePieceModel:
             # the lattice trie leaves UNUSED pieces out (sentencepiece skips them)
             lat = np.flatnonzero((kinds == NORMAL) | (kinds == USER_DEFINED))
             lbc, lvalue = build_trie(pb, proto.piece_offsets, lat) if lat.size < matchable.size else self.trie
-            self.cells = kuni.pack_lattice_trie(lbc, lvalue, lscore)
-            self._M = (self.cells, self.cells.view(np.float32), self.unk_score, np.int64(V))
+            self._M = (lbc, kuni.pack_lattice_trie(lbc, lvalue, lscore), self.unk_score, np.int64(V))
         else:
             _, ranks = np.unique(-scores.astype(np.float64), return_inverse=True)
             self._ranks = ranks.astype(np.int64)
@@ -228,6 +230,7 @@ class SentencePieceModel:
         return self._W
 
     _encode_ep = None  # compiled entry point of the plain ``encode`` (set on the first call)
+    _encode_into = None  # Unigram: compiled ``encode_blob_into`` for short str (set on the first call)
 
     # ------------------------------------------------------------------ loading / saving
     @classmethod
@@ -305,6 +308,16 @@ class SentencePieceModel:
 
     # ------------------------------------------------------------------ encoding
     def encode(self, text, add_bos=False, add_eos=False, **opts):
+        into = self._encode_into
+        if into is not None and type(text) is str and not (add_bos or add_eos or opts):
+            # Unigram, short str: the ids go into an array allocated here (sliced, not copied)
+            b = text.encode()
+            k = len(b)
+            if k <= _INTO_MAX:
+                out = _empty(k + 4, _I32)
+                k = into(b, self._blob, out)
+                if k >= 0:
+                    return out[:k]
         if opts:
             self._check_opts(opts)
         buf = _frombuffer(text.encode() if type(text) is str else _as_bytes(text), _U8)
@@ -321,6 +334,13 @@ class SentencePieceModel:
             res = self._call(kuni.encode_one_blob, buf, self._blob)
             self._encode_args = (self._blob,)
             self._encode_ep = self._eps.get(kuni.encode_one_blob)
+            if _FAST_CALL and self._encode_into is None:
+                probe = np.empty(8, np.int32)
+                kuni.encode_blob_into(b"", self._blob, probe)
+                cres = kuni.encode_blob_into.overloads.get(
+                    (numba.typeof(b""), numba.typeof(self._blob), numba.typeof(probe)))
+                if cres is not None:
+                    self._encode_into = cres.entry_point
             return res
         if self.fast_words:
             res = self._call(kbpe.encode_one_words, buf, self.N, self.P, F)

@@ -131,7 +131,12 @@ def merge_small(ids, n, pair_at, pairs, P):
         return n
     for i in range(n - 1):
         pair_at[i] = pairs(P, ids[i], ids[i + 1])
-    m = n
+    return merge_scan(ids, n, pair_at, pairs, P)
+
+
+@inline_kernel
+def merge_scan(ids, m, pair_at, pairs, P):
+    """``merge_small`` after its first pass: ``pair_at[:m-1]`` holds the values of the pairs."""
     while m > 1:
         best = np.int64(1) << 62
         at = -1

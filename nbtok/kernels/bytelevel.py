@@ -7,7 +7,9 @@ The model's arrays travel as one tuple ``M`` (see ``ByteLevelBPE.kernel_model``)
          map_keys, map_values,                                # merge table (kernels/bpe.py)
          whole_piece,                                         # bool[1]: emit a pre-token found in
                                                               # the vocabulary as is (tiktoken)
-         short_map)                                           # ShortMap of the pieces <= 16 bytes
+         short_map,                                           # ShortMap of the pieces <= 16 bytes
+         pair_codes, pair_values,                             # byte pairs (``byte_pair_table``)
+         token_bits)                                          # Bloom filter (``token_filter``)
 
 Special tokens travel as ``S = (sp_bytes, sp_offsets, sp_ids, sp_first)``; ``sp_first[b]``
 is True when some special token starts with byte b.
@@ -20,17 +22,28 @@ random reads miss the cache. A row (one cache line) holds the pre-token's bytes 
 four words and up to 6 ids; it is exact (the whole key is compared), bounded, and private to
 one kernel call, so there is nothing to share between threads.
 
+Cuts: only 2693 of the 65536 byte pairs occur inside some GPT-2 token. Between two bytes
+that no token holds side by side no merge can ever happen, so BPE of a pre-token is the
+BPE of its parts between such cuts, and a pre-token with a cut is no token (no whole-piece
+lookup). Base64 and CJK text without spaces fall apart into parts of one to three bytes
+(``encode_cut``); parts of 1-2 bytes are read from the byte-pair table, parts of up to
+16 bytes merge in ``merge_part``, longer ones in the merge loop of kernels/bpe.py.
+tiktoken's whole-piece lookup is done after BPE, and only when BPE left more than one token
+and a Bloom filter of the vocabulary says the piece may be a token.
+
 A batch is one flat buffer + offsets. ``encode_batch_*`` split it into chunks, one per
 ``prange`` iteration, each with its own scratch, and write every document's ids at its
 byte offset in an output the size of the input (a document never has more tokens than
 bytes); ``compact_ragged`` then packs them.
 """
+import llvmlite.ir as llvmir
 import numpy as np
-from numba import prange
+from numba import prange, types
+from numba.extending import intrinsic
 
-from .._jit import batch_kernel, kernel, leaf_kernel
-from .bpe import LONG_PIECE, cached_table_pairs, merge_piece, new_pair_cache, new_scratch
-from .hashmap import SHORT_KEY_BYTES, bytesmap_get, shortmap_get
+from .._jit import batch_kernel, inline_kernel, kernel, leaf_kernel
+from .bpe import LONG_PIECE, LOW32, SMALL_PIECE, cached_table_pairs, merge_piece, merge_scan, new_pair_cache, new_scratch
+from .hashmap import SHORT_KEY_BYTES, bytesmap_get, intmap_get, pack_key, short_key_hash, shortmap_get
 from .pretokenize import pretokenize
 from .runqueue import runqueue_over
 
@@ -65,11 +78,32 @@ def new_cache(slots=CACHE_SLOTS):
     return np.zeros((slots, 8), np.int64)
 
 
+@intrinsic
+def _load_u64(typingctx, arr, idx):
+    """The 8 bytes at ``arr[idx]`` (a uint8 array) as one little-endian word, an unaligned load."""
+    sig = types.uint64(arr, idx)
+
+    def codegen(context, builder, signature, args):
+        ary = context.make_array(signature.args[0])(context, builder, args[0])
+        ptr = builder.gep(ary.data, [args[1]])
+        return builder.load(builder.bitcast(ptr, llvmir.IntType(64).as_pointer()), align=1)
+
+    return sig, codegen
+
+
 @leaf_kernel
 def pack_word(buf, start, end):
-    """``buf[start:end]`` (at most 8 bytes) as one little-endian word."""
+    """``buf[start:end]`` (at most 8 bytes) as one little-endian word (as ``pack_key``)."""
+    n = end - start
+    if n <= 0:
+        return np.int64(0)
+    if start + 8 <= buf.shape[0]:
+        w = _load_u64(buf, start)
+        if n < 8:
+            w &= (np.uint64(1) << np.uint64(8 * n)) - np.uint64(1)
+        return np.int64(w)
     w = np.uint64(0)
-    for k in range(max(end - start, 0)):
+    for k in range(n):
         w |= np.uint64(buf[start + k]) << np.uint64(8 * k)
     return np.int64(w)
 
@@ -83,32 +117,20 @@ def cache_slot(k0, k1, k2, k3, n, mask):
 
 
 @leaf_kernel
-def encode_piece(buf, start, end, M, out, pos, ids, scratch, cache):
-    """Encode the pre-token ``buf[start:end]`` into ``out[pos:]``, through the cache."""
+def encode_miss(buf, start, end, k0, k1, k2, k3, row, M, out, pos, ids, scratch, cache):
+    """Encode a pre-token of at most 32 bytes the cache did not have (packed key k0..k3,
+    cache row ``row``) and remember it there."""
     n = end - start
-    if n > CACHE_KEY_BYTES:
-        return encode_uncached(buf, start, end, M, out, pos, ids, scratch)
-    k0 = pack_word(buf, start, min(end, start + 8))
-    k1 = pack_word(buf, start + 8, min(end, start + 16))
-    k2 = pack_word(buf, start + 16, min(end, start + 24))
-    k3 = pack_word(buf, start + 24, end)
-    row = cache_slot(k0, k1, k2, k3, n, cache.shape[0] - 1)
-    meta = cache[row, 4]
-    if (meta & 255) == n and cache[row, 0] == k0 and cache[row, 1] == k1 and cache[row, 2] == k2 and cache[row, 3] == k3:
-        count = meta >> 8
-        for k in range(count):
-            word = cache[row, 5 + (k >> 1)]
-            out[pos + k] = (word >> 32) if k & 1 else (word & 0xFFFFFFFF)
-        return pos + count
-    if n <= SHORT_KEY_BYTES and M[7][0]:
-        whole = shortmap_get(M[8], k0, k1, n)
+    new_pos, parts = encode_cut(buf, start, end, M, out, pos, ids, scratch)
+    if parts == 1 and new_pos - pos > 1 and M[7][0]:
+        # tiktoken's whole-piece lookup matters only for a token BPE does not reach
+        if n <= SHORT_KEY_BYTES:
+            whole = shortmap_get(M[8], k0, k1, n) if maybe_token(M[11], k0, k1, n) else -1
+        else:
+            whole = bytesmap_get(M[2], M[3], M[0], M[1], buf, start, end)
         if whole >= 0:
             out[pos] = whole
             new_pos = pos + 1
-        else:
-            new_pos = bpe_piece(buf, start, end, M, out, pos, ids, scratch)
-    else:
-        new_pos = encode_uncached(buf, start, end, M, out, pos, ids, scratch)
     count = new_pos - pos
     if count <= CACHE_IDS:
         cache[row, 0] = k0
@@ -125,13 +147,92 @@ def encode_piece(buf, start, end, M, out, pos, ids, scratch, cache):
 
 @leaf_kernel
 def encode_uncached(buf, start, end, M, out, pos, ids, scratch):
-    """Whole-piece lookup (tiktoken's shortcut) then BPE."""
-    if M[7][0]:
+    """BPE, then tiktoken's whole-piece lookup where it can matter: a pre-token BPE leaves in
+    one part (no cut, see ``encode_cut``) and more than one token may be a token BPE does
+    not reach."""
+    new_pos, parts = encode_cut(buf, start, end, M, out, pos, ids, scratch)
+    if parts == 1 and new_pos - pos > 1 and M[7][0]:
         whole = bytesmap_get(M[2], M[3], M[0], M[1], buf, start, end)
         if whole >= 0:
             out[pos] = whole
             return pos + 1
+    return new_pos
+
+
+@leaf_kernel
+def maybe_token(bits, k0, k1, n):
+    """False when no token of 2..16 bytes has the packed key (k0, k1, n) (``token_filter``)."""
+    h = short_key_hash(k0, k1, n)
+    return (bits[(h >> 6) & (bits.shape[0] - 1)] >> np.uint64(h & 63)) & np.uint64(1) != 0
+
+
+@kernel
+def token_filter(piece_bytes, piece_offsets, words):
+    """A one-hash Bloom filter (``uint64[words]``) of the pieces of 2..16 bytes."""
+    bits = np.zeros(words, np.uint64)
+    for t in range(piece_offsets.shape[0] - 1):
+        s = piece_offsets[t]
+        e = piece_offsets[t + 1]
+        if 2 <= e - s <= SHORT_KEY_BYTES:
+            k0, k1 = pack_key(piece_bytes, s, e)
+            h = short_key_hash(k0, k1, e - s)
+            bits[(h >> 6) & (words - 1)] |= np.uint64(1) << np.uint64(h & 63)
+    return bits
+
+
+@leaf_kernel
+def encode_cut(buf, start, end, M, out, pos, ids, scratch):
+    """BPE of ``buf[start:end]`` (no whole-piece lookup), part by part: a cut is a position p
+    where no token contains the bytes ``buf[p - 1] buf[p]`` (``M[9]`` code 0). No merge ever
+    joins symbols across a cut (the merged token would contain those two bytes), so BPE of
+    the whole is the BPE of the parts, and a pre-token with a cut is no token.
+    Returns ``(new pos, number of parts)``."""
+    codes = M[9]
+    s = start
+    parts = 1
+    for p in range(start + 1, end):
+        if codes[(np.int64(buf[p - 1]) << 8) | np.int64(buf[p])] == 0:
+            pos = encode_part(buf, s, p, M, out, pos, ids, scratch)
+            s = p
+            parts += 1
+    return encode_part(buf, s, end, M, out, pos, ids, scratch), parts
+
+
+@inline_kernel
+def encode_part(buf, start, end, M, out, pos, ids, scratch):
+    """BPE of ``buf[start:end]``: one and two bytes from the byte-pair table, up to
+    ``SMALL_PIECE`` by ``merge_part``, longer ones by the merge loop (kernels/bpe.py)."""
+    n = end - start
+    byte_ids = M[4]
+    if n == 1:
+        out[pos] = byte_ids[buf[start]]
+        return pos + 1
+    if n == 2:
+        code = M[9][(np.int64(buf[start]) << 8) | np.int64(buf[start + 1])]
+        if code >= 2:
+            out[pos] = np.int32(M[10][code - 2] & LOW32)
+            return pos + 1
+        out[pos] = byte_ids[buf[start]]
+        out[pos + 1] = byte_ids[buf[start + 1]]
+        return pos + 2
+    if n <= SMALL_PIECE:
+        m = merge_part(buf, start, n, byte_ids, M[9], M[10], M[5], M[6], scratch[4], ids, scratch[3])
+        for k in range(m):
+            out[pos + k] = ids[k]
+        return pos + m
     return bpe_piece(buf, start, end, M, out, pos, ids, scratch)
+
+
+@inline_kernel
+def merge_part(buf, start, n, byte_ids, codes, pair_values, map_keys, map_values, pair_cache, ids, pair_at):
+    """BPE of ``n`` (3..SMALL_PIECE) bytes into ``ids[:m]``, returns m: ``merge_small`` of
+    kernels/bpe.py with its first pass read from the byte-pair table instead of the merge table."""
+    for k in range(n):
+        ids[k] = byte_ids[buf[start + k]]
+    for i in range(n - 1):
+        code = codes[(np.int64(buf[start + i]) << 8) | np.int64(buf[start + i + 1])]
+        pair_at[i] = pair_values[code - 2] if code >= 2 else np.int64(-1)
+    return merge_scan(ids, n, pair_at, cached_table_pairs, (map_keys, map_values, pair_cache))
 
 
 @leaf_kernel
@@ -154,12 +255,56 @@ def encode_pieces(buf, seg_start, ends, n_ends, M, out, pos, ids, scratch, cache
     A negative end ``~e`` marks text the pattern did not match (regex fallback): it is skipped,
     as tiktoken drops it."""
     s = seg_start
+    mask = cache.shape[0] - 1
+    byte_ids = M[4]
+    codes = M[9]
+    pair_values = M[10]
     for t in range(n_ends):
         e = ends[t]
         if e < 0:
             s = ~e
             continue
-        pos = encode_piece(buf, s, e, M, out, pos, ids, scratch, cache)
+        n = e - s
+        if n == 1:
+            out[pos] = byte_ids[buf[s]]
+            pos += 1
+            s = e
+            continue
+        if n == 2:
+            # the byte-pair table has the answer unless a token contains the two bytes but
+            # their single-byte tokens do not merge (a token BPE may not reach: code 1)
+            code = codes[(np.int64(buf[s]) << 8) | np.int64(buf[s + 1])]
+            if code >= 2:
+                out[pos] = np.int32(pair_values[code - 2] & LOW32)
+                pos += 1
+                s = e
+                continue
+            if code == 0:
+                out[pos] = byte_ids[buf[s]]
+                out[pos + 1] = byte_ids[buf[s + 1]]
+                pos += 2
+                s = e
+                continue
+        if n > CACHE_KEY_BYTES:
+            pos = encode_uncached(buf, s, e, M, out, pos, ids, scratch)
+            s = e
+            continue
+        # the pre-token cache probe, here in the loop: a call passing the model and scratch
+        # tuples costs more than a hit (~4x on one-byte pieces)
+        k0 = pack_word(buf, s, min(e, s + 8))
+        k1 = pack_word(buf, s + 8, min(e, s + 16))
+        k2 = pack_word(buf, s + 16, min(e, s + 24))
+        k3 = pack_word(buf, s + 24, e)
+        row = cache_slot(k0, k1, k2, k3, n, mask)
+        meta = cache[row, 4]
+        if (meta & 255) == n and cache[row, 0] == k0 and cache[row, 1] == k1 and cache[row, 2] == k2 and cache[row, 3] == k3:
+            count = meta >> 8
+            for k in range(count):
+                word = cache[row, 5 + (k >> 1)]
+                out[pos + k] = (word >> 32) if k & 1 else (word & 0xFFFFFFFF)
+            pos += count
+        else:
+            pos = encode_miss(buf, s, e, k0, k1, k2, k3, row, M, out, pos, ids, scratch, cache)
         s = e
     return pos
 
@@ -312,6 +457,30 @@ def merge_table_from_ranks(piece_bytes, piece_offsets, slot_ids, slot_hashes, ra
             values[m] = (np.int64(ranks[t]) << 32) | t
             m += 1
     return keys[:m], values[:m]
+
+
+@kernel
+def byte_pair_table(piece_bytes, piece_offsets, byte_ids, map_keys, map_values, codes):
+    """Fill ``codes`` (``[65536]``, indexed ``a << 8 | b``) for every byte pair: 0 when no
+    token contains the bytes ``a b`` (a cut, see ``first_cut``), 1 when some token does but
+    the single-byte tokens of a and b do not merge, ``k + 2`` when they merge and the
+    merge-table value is ``values[k]``. Returns ``values``."""
+    codes[:] = 0
+    for t in range(piece_offsets.shape[0] - 1):
+        for k in range(piece_offsets[t] + 1, piece_offsets[t + 1]):
+            codes[(np.int64(piece_bytes[k - 1]) << 8) | np.int64(piece_bytes[k])] = 1
+    values = np.empty(65536, np.int64)
+    m = 0
+    for pair in range(65536):
+        if codes[pair] == 0:
+            continue
+        key = (np.int64(byte_ids[pair >> 8]) << 32) | np.int64(byte_ids[pair & 255])
+        v = intmap_get(map_keys, map_values, key, np.int64(-1))
+        if v >= 0:
+            values[m] = v
+            m += 1
+            codes[pair] = m + 1
+    return values[:m].copy()
 
 
 @kernel

@@ -51,7 +51,9 @@ class ByteLevelBPE:
         self._validate()
         self._M = (vocab.piece_bytes, vocab.piece_offsets, vocab.map.slot_ids, vocab.map.slot_hashes,
                    self.byte_ids, self.merge_map.keys, self.merge_map.values, np.array([self.whole_piece]),
-                   shortmap_build(vocab.piece_bytes, vocab.piece_offsets, shortmap_capacity(len(vocab))))
+                   shortmap_build(vocab.piece_bytes, vocab.piece_offsets, shortmap_capacity(len(vocab))),
+                   *_byte_pairs(vocab, self.byte_ids, self.merge_map),
+                   K.token_filter(vocab.piece_bytes, vocab.piece_offsets, 1 << 14))
         self._S_cache = {}
         self._bad_ids = vocab.kinds == UNUSED
         self._local = threading.local()
@@ -348,6 +350,17 @@ def _build_vocab(tokens, special_tokens):
         kinds[i] = CONTROL
     vocab = Vocab(pieces, kinds=kinds)
     return vocab, rank_of
+
+
+def _byte_pairs(vocab, byte_ids, merge_map):
+    """``(pair_codes, pair_values)`` of ``kernels.bytelevel.byte_pair_table``: uint16 codes
+    (128 KB, stays in L2) unless more than 65534 byte pairs merge."""
+    codes = np.empty(65536, np.int32)
+    values = K.byte_pair_table(vocab.piece_bytes, vocab.piece_offsets, byte_ids, merge_map.keys,
+                               merge_map.values, codes)
+    if values.shape[0] <= 65534:
+        codes = codes.astype(np.uint16)
+    return codes, values
 
 
 def _byte_ids(tokens):

@@ -31,10 +31,10 @@ lookup). Base64 and CJK text without spaces fall apart into parts of one to thre
 tiktoken's whole-piece lookup is done after BPE, and only when BPE left more than one token
 and a Bloom filter of the vocabulary says the piece may be a token.
 
-A batch is one flat buffer + offsets. ``encode_batch_*`` split it into chunks, one per
-``prange`` iteration, each with its own scratch, and write every document's ids at its
-byte offset in an output the size of the input (a document never has more tokens than
-bytes); ``compact_ragged`` then packs them.
+A batch is one flat buffer + offsets. ``encode_batch`` splits it into chunks dealt
+round-robin to one worker per thread, each with its own scratch, and writes every
+document's ids at its byte offset in an output the size of the input (a document never has
+more tokens than bytes); ``compact_ragged`` then packs them.
 """
 import llvmlite.ir as llvmir
 import numpy as np
@@ -380,9 +380,15 @@ def _max_doc_len(offsets, lo, hi):
 
 
 @batch_kernel
-def encode_batch(buf, offsets, M, P, S, given_ends, given_offsets, n_chunks):
+def encode_batch(buf, offsets, M, P, S, given_ends, given_offsets, n_chunks, n_workers):
     """Encode every document ``buf[offsets[d]:offsets[d+1]]``; ids of document d are written at
     ``out[offsets[d]:offsets[d] + counts[d]]``. Returns ``(out, counts)``.
+
+    The documents are cut into ``n_chunks`` runs of about equal bytes, dealt round-robin to
+    ``n_workers`` workers (``prange``, one per thread): worker w takes chunks w, w + n_workers,
+    ... with one scratch and one pre-token cache, which stays warm from chunk to chunk. Dealing
+    small chunks round-robin balances the threads when the cost per byte varies along the
+    batch (a batch of several languages, one after the other).
 
     With ``given_offsets`` empty the scanner splits pre-tokens (``P``) after special tokens
     (``S``) are cut out; otherwise (regex fallback) document d's pre-tokens end at
@@ -392,25 +398,28 @@ def encode_batch(buf, offsets, M, P, S, given_ends, given_offsets, n_chunks):
     counts = np.zeros(n_docs, np.int64)
     bounds = _chunk_bounds(offsets, n_chunks)
     scan = given_offsets.shape[0] == 0
-    for c in prange(n_chunks):
-        lo = bounds[c]
-        hi = bounds[c + 1]
-        if lo == hi:
+    for w in prange(n_workers):
+        cap = 1
+        nbytes = 0
+        for c in range(w, n_chunks, n_workers):
+            cap = max(cap, _max_doc_len(offsets, bounds[c], bounds[c + 1]))
+            nbytes += offsets[bounds[c + 1]] - offsets[bounds[c]]
+        if nbytes == 0:
             continue
-        cap = _max_doc_len(offsets, lo, hi)
         ends = np.empty(cap, np.int64)
         ids = np.empty(cap, np.int32)
         scratch = new_piece_scratch(cap)
-        cache = new_cache(cache_slots_for(offsets[hi] - offsets[lo]))
-        for d in range(lo, hi):
-            s = offsets[d]
-            if scan:
-                pos = encode_range(buf, s, offsets[d + 1], M, P, S, out, s, ends, ids, scratch, cache)
-            else:
-                e0 = given_offsets[d]
-                pos = encode_pieces(buf, s, given_ends[e0:], given_offsets[d + 1] - e0, M, out, s, ids,
-                                    scratch, cache)
-            counts[d] = pos - s
+        cache = new_cache(cache_slots_for(nbytes))
+        for c in range(w, n_chunks, n_workers):
+            for d in range(bounds[c], bounds[c + 1]):
+                s = offsets[d]
+                if scan:
+                    pos = encode_range(buf, s, offsets[d + 1], M, P, S, out, s, ends, ids, scratch, cache)
+                else:
+                    e0 = given_offsets[d]
+                    pos = encode_pieces(buf, s, given_ends[e0:], given_offsets[d + 1] - e0, M, out, s, ids,
+                                        scratch, cache)
+                counts[d] = pos - s
     return out, counts
 
 

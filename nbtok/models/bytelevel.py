@@ -200,12 +200,14 @@ class ByteLevelBPE:
             id_offsets = np.zeros(len(parts) + 1, np.int64)
             np.cumsum(np.fromiter(map(len, parts), np.int64, len(parts)), out=id_offsets[1:])
             return (np.concatenate(parts) if parts else np.zeros(0, np.int32)), id_offsets
-        n_chunks = max(1, min(len(texts), 8 * threads))
+        workers = max(1, min(threads, numba.config.NUMBA_NUM_THREADS, len(texts)))
+        # small chunks (~64 KB, at most 64 per worker) dealt round-robin to the workers
+        n_chunks = max(1, min(len(texts), 64 * workers, workers * max(1, buf.shape[0] // (65536 * workers))))
         previous = numba.get_num_threads()
         numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
         try:
             out, counts = K.encode_batch(buf, offsets, self._M, (self.pre.table, self.pre.cfg if self.pre.cfg is not None else no_ends),
-                                         self._S(allowed), given_ends, given_offsets, n_chunks)
+                                         self._S(allowed), given_ends, given_offsets, n_chunks, workers)
         finally:
             numba.set_num_threads(previous)
         return K.compact_ragged(out, offsets, counts)

@@ -95,7 +95,9 @@ def new_scratch(n):
 @kernel
 def bpe_merge(ids, n, map_keys, map_values, heap, prev, nxt, pair_at, dropout):
     """Merge the symbols ``ids[:n]`` in place through the merge table; returns m, with the
-    result in ``ids[:m]``.
+    result in ``ids[:m]``. Always through ``merge_loop``, so ``nxt`` is left as the linked list
+    of the merged symbols (``nxt[i]`` = the original position after the symbol starting at i),
+    from which ``kernels/hf_models.py`` reads each token's span.
 
     ``dropout`` in [0, 1): each valid merge popped from the queue is skipped with that
     probability and not re-queued (sentencepiece's BPE-dropout). Pass 0.0 for encoding.
@@ -103,8 +105,6 @@ def bpe_merge(ids, n, map_keys, map_values, heap, prev, nxt, pair_at, dropout):
     P = (map_keys, map_values)
     if n >= LONG_PIECE:
         return merge_loop(ids, n, heap, prev, nxt, pair_at, dropout, runqueue_over(heap), table_pairs, P)
-    if n <= SMALL_PIECE and dropout == 0.0:
-        return merge_small(ids, n, pair_at, table_pairs, P)
     return merge_loop(ids, n, heap, prev, nxt, pair_at, dropout, None, table_pairs, P)
 
 

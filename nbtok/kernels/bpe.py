@@ -21,8 +21,8 @@ pieces of up to ``SMALL_PIECE`` symbols scan their pairs (``merge_small``), long
 the array heap, and from ``LONG_PIECE`` symbols on a run queue (``kernels/runqueue.py``),
 whose heap holds only runs of ascending positions and so stays in cache on a megabyte-long piece.
 
-The pair lookup is a function argument (see "pair lookups" below), so the one loop serves the
-merge tables of byte-level and HF BPE and SentencePiece's hashed piece table.
+The pair lookup is a function argument (see "pair lookups" below), so the one loop serves
+byte-level, HF and SentencePiece BPE alike.
 """
 import numpy as np
 
@@ -42,9 +42,11 @@ def pair_value(map_keys, map_values, left, right):
 # ---------------------------------------------------------------- pair lookups
 # The merge loop takes its pair lookup as a function argument ``pairs(P, left, right)`` ->
 # merge value (rank << 32 | merged id) or -1, with the lookup's own arrays in the tuple ``P``.
-# Numba compiles one loop per lookup function, each calling its lookup directly. Byte-level and
-# HF BPE look pairs up in a merge table (``table_pairs``, ``cached_table_pairs``);
-# SentencePiece BPE hashes the concatenation of the two pieces (``kernels/spm_bpe.py``).
+# Numba compiles one loop per lookup function, each calling its lookup directly. All flavours
+# look pairs up in a merge table (``table_pairs``), byte-level and SentencePiece BPE behind a
+# front cache (``cached_table_pairs``). The loops that take ``pairs`` are ``@inline_kernel``:
+# a function value passed on through a call that is not inlined leaves the Python function
+# object's address in the compiled code, which Numba then refuses to cache on disk.
 
 @leaf_kernel
 def table_pairs(P, left, right):

@@ -1,9 +1,10 @@
-"""SentencePiece BPE specifics: the pair lookups built from the vocabulary and the initial split.
+"""SentencePiece BPE specifics: the merge table built from the vocabulary and the initial split.
 
 The merge loop itself is ``kernels.bpe``'s (array heap + linked list), the same kernel as
-byte-level BPE, with one of two pair lookups: the merge table below (``bpe_merge``; models with
-user-defined symbols or whitespace as suffix, BPE-dropout, offsets), or the hashed piece table
-of the word loop (``piece_pairs``, further below; every other model). SentencePiece
+byte-level BPE, over the same kind of merge table, on one of two paths: symbol by symbol
+(``bpe_merge``, below: models with user-defined symbols or whitespace as suffix, BPE-dropout,
+offsets) or the word loop with its word cache (``merge_piece``, further below: every other
+model, when the hashed piece table can hold the vocabulary). SentencePiece
 BPE has no merges list: two adjacent symbols merge if their concatenation is a piece, with
 priority = that piece's score (higher first, ties to the smaller left index). So the merge
 table holds, for every NORMAL / UNUSED piece and every split of it into two strings that can

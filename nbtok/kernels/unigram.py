@@ -22,7 +22,7 @@ Also here: forward-filtering backward-sampling (``nbest_size < 0`` sampling) and
 import numpy as np
 from numba import prange
 
-from .._jit import batch_kernel, kernel
+from .._jit import batch_kernel, inline_kernel, kernel
 from .normalize import normalize, one_char_len
 
 INVALID_BASE = 0x110000
@@ -659,9 +659,9 @@ def pack_blob(N, M, F):
     return np.concatenate([head.view(np.uint8)] + chunks)
 
 
-@kernel
-def encode_one_blob(text, blob):
-    """``encode_one`` with the model arrays packed by ``pack_blob``."""
+@inline_kernel
+def unpack_blob(blob):
+    """The model arrays and scalars packed by ``pack_blob`` (views into ``blob``)."""
     H = blob[:8 * BLOB_HEADER].view(np.int64)
     units = blob[H[0]:H[1]].view(np.uint32)
     pool = blob[H[2]:H[3]]
@@ -679,6 +679,15 @@ def encode_one_blob(text, blob):
     byte_fallback = H[23] != 0
     bos = H[24]
     eos = H[25]
+    return (units, pool, root_ok, ud_bc, ud_value, flags, cls, bc, idsc, byte_ids, unk_score, V, unk_id,
+            byte_fallback, bos, eos)
+
+
+@kernel
+def encode_one_blob(text, blob):
+    """``encode_one`` with the model arrays packed by ``pack_blob``."""
+    (units, pool, root_ok, ud_bc, ud_value, flags, cls, bc, idsc, byte_ids, unk_score, V, unk_id,
+     byte_fallback, bos, eos) = unpack_blob(blob)
     size = text.shape[0]
     normbuf, n = normalize(text, 0, size, units, pool, root_ok, ud_bc, ud_value, flags, cls,
                            np.empty(3 * size + 8, np.uint8))
@@ -699,23 +708,8 @@ def encode_blob_into(text, blob, out):
     count, or -1 if ``out`` is too small. ``text`` may be ``bytes`` (no ``np.frombuffer`` per
     call). One scratch allocation for the normalized text and the lattice; no array is boxed
     on return (boxing a fresh array costs more than a short sentence's Viterbi)."""
-    H = blob[:8 * BLOB_HEADER].view(np.int64)
-    units = blob[H[0]:H[1]].view(np.uint32)
-    pool = blob[H[2]:H[3]]
-    root_ok = blob[H[4]:H[5]].view(np.bool_)
-    ud_bc = blob[H[6]:H[7]].view(np.int32)
-    ud_value = blob[H[8]:H[9]].view(np.int32)
-    flags = blob[H[10]:H[11]].view(np.int64)
-    cls = blob[H[12]:H[13]]
-    bc = blob[H[14]:H[15]].view(np.int32)
-    idsc = blob[H[18]:H[19]].view(np.int32)
-    byte_ids = blob[H[16]:H[17]].view(np.int32)
-    unk_score = blob[8 * 20:8 * 20 + 4].view(np.float32)[0]
-    V = H[21]
-    unk_id = H[22]
-    byte_fallback = H[23] != 0
-    bos = H[24]
-    eos = H[25]
+    (units, pool, root_ok, ud_bc, ud_value, flags, cls, bc, idsc, byte_ids, unk_score, V, unk_id,
+     byte_fallback, bos, eos) = unpack_blob(blob)
     size = len(text)
     cap = (3 * size + 15) & ~7
     work = np.empty(cap + 16 * (cap + 1), np.uint8)

@@ -29,6 +29,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # for asv_benchmarks: the suites' inputs and constants
 START, END = "<!-- ratios:start -->", "<!-- ratios:end -->"
 
 
@@ -145,7 +146,6 @@ SEED_BPE_LABEL = {"naive": "naive O(N²)", "naive_presplit": "naive + whitespace
 def seed_bpe_symbols(line_counts):
     """{lines: number of initial symbols} (code points of the SentencePiece-style text)."""
     try:
-        sys.path.insert(0, str(ROOT))
         from asv_benchmarks import _common
         return {n: len(_common.sentencepiece_text(" ".join(_common.lines("tinyshakespeare", n))))
                 for n in line_counts}
@@ -197,7 +197,8 @@ SENT_LABEL = {"quick_fox": "quick brown fox (43 chars)", "udhr_article1": "UDHR 
 
 
 def seed_unigram(results, plt, docs):
-    times = find(results, "SeedUnigram.time_encode")
+    from asv_benchmarks.bench_seed_unigram import CALLS  # each sample times CALLS calls
+    times = {k: v / CALLS for k, v in find(results, "SeedUnigram.time_encode").items() if v}
     if not times:
         return "Seed Unigram table: no results yet."
     models = sorted({k[0] for k in times})
@@ -374,7 +375,6 @@ def pivot(vals, fmt):
 def corpus_bytes(module, corpus):
     """Bytes of the documents a throughput suite encodes (its ``documents(corpus)``), or None."""
     try:
-        sys.path.insert(0, str(ROOT))
         import importlib
         mod = importlib.import_module(f"asv_benchmarks.{module}")
         return sum(len(d.encode("utf-8")) for d in mod.documents(corpus))

@@ -29,9 +29,9 @@ class Tokenizer:
     # ------------------------------------------------------------------ constructors
     @classmethod
     def from_tiktoken(cls, path, pattern="gpt2", special_tokens=None):
-        from .formats.tiktoken import load_tiktoken_ranks
+        from .formats.tiktoken import read_tiktoken
         from .models.bytelevel import ByteLevelBPE
-        return cls(ByteLevelBPE.from_ranks(load_tiktoken_ranks(path), pattern, special_tokens or {}))
+        return cls(ByteLevelBPE.from_rank_arrays(*read_tiktoken(path), pattern, special_tokens or {}))
 
     @classmethod
     def from_gpt2(cls, vocab_json_path, merges_txt_path, pattern="gpt2", special_tokens=None):

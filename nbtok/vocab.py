@@ -11,7 +11,7 @@
 import numpy as np
 
 from ._jit import kernel
-from .kernels.hashmap import BytesMap
+from .kernels.hashmap import BytesMap, shortmap_build, shortmap_capacity
 
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
 
@@ -55,7 +55,17 @@ class Vocab:
         self.kinds = (np.full(len(pieces), NORMAL, np.int8) if kinds is None
                       else np.ascontiguousarray(kinds, np.int8))
         self._map = None
+        self._short_map = None
         self._validate()
+
+    @classmethod
+    def from_arrays(cls, piece_bytes, piece_offsets, scores=None, kinds=None):
+        n = len(piece_offsets) - 1
+        vocab = cls.__new__(cls)
+        vocab.__setstate__({"piece_bytes": piece_bytes, "piece_offsets": piece_offsets,
+                            "scores": np.zeros(n, np.float32) if scores is None else scores,
+                            "kinds": np.full(n, NORMAL, np.int8) if kinds is None else kinds})
+        return vocab
 
     def _validate(self):
         """Every array a kernel indexes with: checked once, where it enters (a file, a user)."""
@@ -76,6 +86,13 @@ class Vocab:
         if self._map is None:
             self._map = BytesMap(self.piece_bytes, self.piece_offsets)
         return self._map
+
+    @property
+    def short_map(self):
+        """The pieces of 1..16 bytes keyed by their packed bytes (``kernels.hashmap.shortmap_get``)."""
+        if self._short_map is None:
+            self._short_map = shortmap_build(self.piece_bytes, self.piece_offsets, shortmap_capacity(len(self)))
+        return self._short_map
 
     def piece(self, i) -> bytes:
         if not 0 <= i < len(self):
@@ -113,4 +130,5 @@ class Vocab:
         self.scores = np.ascontiguousarray(state["scores"], np.float32)
         self.kinds = np.ascontiguousarray(state["kinds"], np.int8)
         self._map = None
+        self._short_map = None
         self._validate()

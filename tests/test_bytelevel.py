@@ -206,17 +206,54 @@ def test_native_and_pickle_round_trip(tmp_path, gpt2):
 
 
 @pytest.mark.parametrize("content, where", [
-    (b"aGVsbG8= 0\nnot-base64!! 1\n", ":2:"),
-    (b"aGVsbG8= 0\naGk= x\n", ":2:"),
-    (b"aGVsbG8=\n", ":1:"),
-    (b"aGVsbG8= 0\naGVsbG8= 1\n", ":2:"),
+    (b"aGVsbG8= 0\nnot-base64!! 1\n", ":2: bad base64"),
+    (b"aGVsbG8= 0\naGk= x\n", ":2: bad rank"),
+    (b"aGVsbG8= 0\naGk= -1\n", ":2: bad rank"),
+    (b"aGVsbG8= 0\naGk= 2147483648\n", ":2: bad rank"),
+    (b"aGVsbG8=\n", ":1: expected"),
+    (b"aGVsbG8= 0 1\n", ":1: expected"),
+    (b"aGVsbG8= 0\naGVsbG8= 1\n", ":2: duplicate token"),
+    (b"aGVsbG8= 0\r\n\r\naGk= 0\n", ":3: duplicate rank"),
+    (b"aGVsbG8 0\n", ":1: bad base64"),
+    (b"aG=sbG8= 0\n", ":1: bad base64"),
+    (b"aGk== 0\n", ":1: bad base64"),
+    (b"==== 0\n", ":1: bad base64"),
     (b"", "no ranks"),
+    (b"\x1f\x8b\x08\x00garbage", "corrupt gzip"),
 ])
 def test_bad_tiktoken_files_raise(tmp_path, content, where):
     path = tmp_path / "bad.tiktoken"
     path.write_bytes(content)
     with pytest.raises(ValueError, match=where):
         nbtok.Tokenizer.from_tiktoken(path)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(st.binary(min_size=1, max_size=40), st.integers(0, 2**31 - 1), max_size=50),
+       st.sampled_from([b"\n", b"\r\n", b"\r"]))
+def test_tiktoken_ranks_parse_like_tiktoken(tmp_path_factory, ranks, eol):
+    """nbtok's rank-file kernel reads what tiktoken's loader reads (any bytes, any line end)."""
+    from tiktoken.load import load_tiktoken_bpe
+    from nbtok.formats.tiktoken import load_tiktoken_ranks
+    ranks = {tok: r for r, tok in {r: tok for tok, r in ranks.items()}.items()}  # distinct ranks
+    path = tmp_path_factory.mktemp("ranks") / "r.tiktoken"
+    save_tiktoken_ranks(ranks, path)
+    path.write_bytes(b"\n" + path.read_bytes().replace(b"\n", eol) + b"\n")  # with blank lines
+    if ranks:
+        assert load_tiktoken_ranks(path) == load_tiktoken_bpe(str(path)) == ranks
+    else:
+        with pytest.raises(ValueError, match="no ranks"):
+            load_tiktoken_ranks(path)
+
+
+def test_bundled_ranks_parse_like_tiktoken(tmp_path):
+    import gzip
+    from importlib import resources
+    from tiktoken.load import load_tiktoken_bpe
+    from nbtok.formats.tiktoken import load_tiktoken_ranks
+    path = tmp_path / "gpt2.tiktoken"
+    path.write_bytes(gzip.decompress((resources.files("nbtok") / "data" / "gpt2.tiktoken.gz").read_bytes()))
+    assert load_tiktoken_ranks(path) == load_tiktoken_bpe(str(path))
 
 
 def test_ranks_missing_a_byte_raise(tmp_path):

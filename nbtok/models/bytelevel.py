@@ -13,7 +13,8 @@ import numpy as np
 
 from ..formats.gpt2 import bytes_to_token, token_to_bytes, unicode_to_bytes
 from ..kernels import bytelevel as K
-from ..kernels.hashmap import IntMap, shortmap_build, shortmap_capacity
+from ..kernels.hashmap import IntMap
+from ..kernels.rankfile import pieces_by_id
 from ..pretokenizer import Pretokenizer
 from ..text import pack_utf8, utf8, utf8_array
 from ..vocab import CONTROL, NORMAL, UNUSED, Vocab, gather_piece_bytes
@@ -51,7 +52,7 @@ class ByteLevelBPE:
         self._validate()
         self._M = (vocab.piece_bytes, vocab.piece_offsets, vocab.map.slot_ids, vocab.map.slot_hashes,
                    self.byte_ids, self.merge_map.keys, self.merge_map.values, np.array([self.whole_piece]),
-                   shortmap_build(vocab.piece_bytes, vocab.piece_offsets, shortmap_capacity(len(vocab))),
+                   vocab.short_map,
                    *_byte_pairs(vocab, self.byte_ids, self.merge_map),
                    K.token_filter(vocab.piece_bytes, vocab.piece_offsets, 1 << 14))
         self._S_cache = {}
@@ -63,18 +64,26 @@ class ByteLevelBPE:
     def from_ranks(cls, ranks, pattern="gpt2", special_tokens=None):
         """tiktoken semantics: ``ranks`` maps token bytes to rank (= id); a pair merges when
         its concatenation is a token, lowest rank first."""
+        return cls.from_rank_arrays(*_token_arrays(ranks), pattern, special_tokens)
+
+    @classmethod
+    def from_rank_arrays(cls, piece_bytes, piece_offsets, ranks, pattern="gpt2", special_tokens=None):
+        """``from_ranks`` with the tokens as flat arrays (``formats.tiktoken.read_tiktoken``):
+        token k is ``piece_bytes[piece_offsets[k]:piece_offsets[k + 1]]``, of rank ``ranks[k]``."""
         special_tokens = dict(special_tokens or {})
-        vocab, rank_of = _build_vocab(ranks, special_tokens)
+        vocab, rank_of = _build_vocab(piece_bytes, piece_offsets, ranks, special_tokens)
         keys, values = K.merge_table_from_ranks(vocab.piece_bytes, vocab.piece_offsets,
                                                 vocab.map.slot_ids, vocab.map.slot_hashes, rank_of)
-        return cls(vocab, keys, values, _byte_ids(ranks), pattern, special_tokens, whole_piece=True)
+        byte_ids = _byte_ids(piece_bytes, piece_offsets, ranks)
+        return cls(vocab, keys, values, byte_ids, pattern, special_tokens, whole_piece=True)
 
     @classmethod
     def from_merges(cls, tokens, merges, pattern="gpt2", special_tokens=None, whole_piece=True):
         """GPT-2 / HF semantics: ``merges[i] = (left, right)`` has rank i and produces the token
         ``left + right``; only listed pairs merge."""
         special_tokens = dict(special_tokens or {})
-        vocab, _ = _build_vocab(tokens, special_tokens)
+        token_arrays = _token_arrays(tokens)
+        vocab, _ = _build_vocab(*token_arrays, special_tokens)
         keys = np.empty(len(merges), np.int64)
         values = np.empty(len(merges), np.int64)
         for rank, (a, b) in enumerate(merges):
@@ -85,7 +94,7 @@ class ByteLevelBPE:
                                  f"{bytes_to_token(missing)!r} is not in the vocabulary")
             keys[rank] = (ia << 32) | ib
             values[rank] = (rank << 32) | im
-        return cls(vocab, keys, values, _byte_ids(tokens), pattern, special_tokens,
+        return cls(vocab, keys, values, _byte_ids(*token_arrays), pattern, special_tokens,
                    whole_piece=whole_piece, merges=list(merges))
 
     def _validate(self):
@@ -324,34 +333,49 @@ def _merges_from_table(model):
     return merges
 
 
-def _build_vocab(tokens, special_tokens):
-    """A ``Vocab`` over ids 0..max with gaps marked UNUSED; returns (vocab, rank per id or -1)."""
-    if not tokens:
-        raise ValueError("empty vocabulary")
-    ids = list(tokens.values()) + list(special_tokens.values())
-    n = max(ids) + 1
-    if n > 1 << 30:
-        raise ValueError(f"token id {n - 1} is too large")
-    pieces = [b""] * n
-    kinds = np.full(n, UNUSED, np.int8)
-    rank_of = np.full(n, -1, np.int64)
-    for tok, i in tokens.items():
+def _token_arrays(tokens):
+    """``(piece_bytes, piece_offsets, ids)`` of a ``dict[bytes, int]``."""
+    for tok in tokens:
         if not isinstance(tok, bytes) or not tok:
             raise ValueError(f"token {tok!r} must be non-empty bytes")
-        if kinds[i] != UNUSED:
-            raise ValueError(f"id {i} is given to two tokens")
-        pieces[i] = tok
-        kinds[i] = NORMAL
-        rank_of[i] = i
-    for text, i in special_tokens.items():
+    offsets = np.zeros(len(tokens) + 1, np.int64)
+    np.cumsum(np.fromiter(map(len, tokens), np.int64, len(tokens)), out=offsets[1:])
+    try:
+        ids = np.fromiter(tokens.values(), np.int64, len(tokens))
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError("token ids must be integers") from None
+    return np.frombuffer(b"".join(tokens), np.uint8), offsets, ids
+
+
+def _build_vocab(piece_bytes, piece_offsets, ids, special_tokens):
+    """A ``Vocab`` over ids 0..max (token k at ``ids[k]``, then the special tokens) with gaps
+    marked UNUSED; returns (vocab, rank per id or -1)."""
+    if ids.size == 0:
+        raise ValueError("empty vocabulary")
+    for text in special_tokens:
         if not isinstance(text, str) or not text:
             raise ValueError(f"special token {text!r} must be a non-empty str")
-        if kinds[i] != UNUSED:
-            raise ValueError(f"special token {text!r} reuses id {i}")
-        pieces[i] = text.encode("utf-8")
-        kinds[i] = CONTROL
-    vocab = Vocab(pieces, kinds=kinds)
-    return vocab, rank_of
+    sp_ids = np.fromiter(special_tokens.values(), np.int64, len(special_tokens))
+    all_ids = np.concatenate([ids, sp_ids])
+    lo, n = int(all_ids.min()), int(all_ids.max()) + 1
+    if lo < 0 or n > 1 << 30:
+        raise ValueError(f"token id {lo if lo < 0 else n - 1} is out of range [0, 2**30)")
+    taken = np.bincount(all_ids, minlength=n)
+    if taken.max() > 1:
+        i = int(taken.argmax())
+        who = [t for t, j in special_tokens.items() if j == i]
+        raise ValueError(f"special token {who[0]!r} reuses id {i}" if who else f"id {i} is given to two tokens")
+    sp = [t.encode("utf-8") for t in special_tokens]
+    sp_offsets = np.cumsum([0] + [len(b) for b in sp], dtype=np.int64)
+    all_bytes = np.concatenate([piece_bytes, np.frombuffer(b"".join(sp), np.uint8)])
+    all_offsets = np.concatenate([piece_offsets, piece_offsets[-1] + sp_offsets[1:]])
+    vocab_bytes, vocab_offsets = pieces_by_id(all_bytes, all_offsets, all_ids, n)
+    kinds = np.full(n, UNUSED, np.int8)
+    kinds[ids] = NORMAL
+    kinds[sp_ids] = CONTROL
+    rank_of = np.full(n, -1, np.int64)
+    rank_of[ids] = ids
+    return Vocab.from_arrays(vocab_bytes, vocab_offsets, kinds=kinds), rank_of
 
 
 def _byte_pairs(vocab, byte_ids, merge_map):
@@ -365,15 +389,16 @@ def _byte_pairs(vocab, byte_ids, merge_map):
     return codes, values
 
 
-def _byte_ids(tokens):
-    ids = np.empty(256, np.int32)
-    for b in range(256):
-        i = tokens.get(bytes([b]))
-        if i is None:
-            raise ValueError(f"the vocabulary has no token for the single byte 0x{b:02x}: "
-                             "byte-level BPE needs all 256")
-        ids[b] = i
-    return ids
+def _byte_ids(piece_bytes, piece_offsets, ids):
+    """The id of each single byte's token (token k at ``ids[k]``)."""
+    one = np.flatnonzero(np.diff(piece_offsets) == 1)
+    byte_ids = np.full(256, -1, np.int32)
+    byte_ids[piece_bytes[piece_offsets[one]]] = ids[one]
+    if (byte_ids < 0).any():
+        b = int(np.flatnonzero(byte_ids < 0)[0])
+        raise ValueError(f"the vocabulary has no token for the single byte 0x{b:02x}: "
+                         "byte-level BPE needs all 256")
+    return byte_ids
 
 
 KEEP_SCRATCH_BYTES = 1 << 21
@@ -385,9 +410,9 @@ def bundled_encoding(name="gpt2"):
     if name not in BUNDLED:
         raise ValueError(f"nbtok bundles only {sorted(BUNDLED)}; load other ranks with "
                          f"Tokenizer.from_tiktoken(path, pattern={name!r})")
-    from ..formats.tiktoken import load_tiktoken_ranks
+    from ..formats.tiktoken import read_tiktoken
     filename, pattern, specials = BUNDLED[name]
     path = resources.files("nbtok") / "data" / filename
     with resources.as_file(path) as p:
-        ranks = load_tiktoken_ranks(os.fspath(p))
-    return ByteLevelBPE.from_ranks(ranks, pattern, specials)
+        arrays = read_tiktoken(os.fspath(p))
+    return ByteLevelBPE.from_rank_arrays(*arrays, pattern, specials)

@@ -45,6 +45,7 @@ from .._jit import batch_kernel, inline_kernel, kernel, leaf_kernel
 from .bpe import LONG_PIECE, LOW32, SMALL_PIECE, cached_table_pairs, merge_piece, merge_scan, new_pair_cache, new_scratch
 from .hashmap import SHORT_KEY_BYTES, bytesmap_get, intmap_get, pack_key, short_key_hash, shortmap_get
 from .pretokenize import pretokenize
+from .ragged import chunk_bounds, worker_bytes
 from .runqueue import runqueue_over
 
 
@@ -354,31 +355,6 @@ def encode_range(buf, start, end, M, P, S, out, pos, ends, ids, scratch, cache):
         seg = sp_pos + sp_len
 
 
-@kernel
-def _chunk_bounds(offsets, n_chunks):
-    """Split documents into ``n_chunks`` runs of roughly equal bytes."""
-    n_docs = offsets.shape[0] - 1
-    bounds = np.empty(n_chunks + 1, np.int64)
-    total = offsets[n_docs] - offsets[0]
-    d = 0
-    bounds[0] = 0
-    for c in range(1, n_chunks):
-        target = offsets[0] + (total * c) // n_chunks
-        while d < n_docs and offsets[d] < target:
-            d += 1
-        bounds[c] = d
-    bounds[n_chunks] = n_docs
-    return bounds
-
-
-@kernel
-def _max_doc_len(offsets, lo, hi):
-    m = 1
-    for d in range(lo, hi):
-        m = max(m, offsets[d + 1] - offsets[d])
-    return m
-
-
 @batch_kernel
 def encode_batch(buf, offsets, M, P, S, given_ends, given_offsets, n_chunks, n_workers):
     """Encode every document ``buf[offsets[d]:offsets[d+1]]``; ids of document d are written at
@@ -396,14 +372,10 @@ def encode_batch(buf, offsets, M, P, S, given_ends, given_offsets, n_chunks, n_w
     n_docs = offsets.shape[0] - 1
     out = np.empty(max(offsets[n_docs], 1), np.int32)
     counts = np.zeros(n_docs, np.int64)
-    bounds = _chunk_bounds(offsets, n_chunks)
+    bounds = chunk_bounds(offsets, n_chunks)
     scan = given_offsets.shape[0] == 0
     for w in prange(n_workers):
-        cap = 1
-        nbytes = 0
-        for c in range(w, n_chunks, n_workers):
-            cap = max(cap, _max_doc_len(offsets, bounds[c], bounds[c + 1]))
-            nbytes += offsets[bounds[c + 1]] - offsets[bounds[c]]
+        cap, nbytes = worker_bytes(offsets, bounds, w, n_workers)
         if nbytes == 0:
             continue
         ends = np.empty(cap, np.int64)

@@ -1,7 +1,51 @@
-"""Ragged (flat + offsets) id arrays -> padded matrices, and byte spans -> character offsets."""
+"""Ragged (flat + offsets) arrays: batches cut into chunks for the threads, id arrays ->
+padded matrices, and byte spans -> character offsets."""
 import numpy as np
 
 from .._jit import kernel
+
+CHUNK_BYTES = 65536
+MAX_CHUNKS_PER_WORKER = 64
+
+
+def batch_chunks(n_docs, n_bytes, workers):
+    """How many chunks a batch of ``n_docs`` documents (``n_bytes`` in all) is cut into for
+    ``workers`` threads: about ``CHUNK_BYTES`` each, at least one per worker. Chunks are dealt
+    round-robin (``chunk_bounds``): worker w takes chunks w, w + workers, ... so that a batch
+    whose cost per byte changes along it (one language after another) keeps every thread busy,
+    where one contiguous half per thread would leave one idle."""
+    per_worker = max(1, min(MAX_CHUNKS_PER_WORKER, n_bytes // (CHUNK_BYTES * workers)))
+    return max(1, min(n_docs, workers * per_worker))
+
+
+@kernel
+def chunk_bounds(offsets, n_chunks):
+    """Documents cut into ``n_chunks`` runs of about equal bytes: chunk c is documents
+    ``bounds[c]:bounds[c + 1]``."""
+    n_docs = offsets.shape[0] - 1
+    bounds = np.empty(n_chunks + 1, np.int64)
+    total = offsets[n_docs] - offsets[0]
+    d = 0
+    bounds[0] = 0
+    for c in range(1, n_chunks):
+        target = offsets[0] + (total * c) // n_chunks
+        while d < n_docs and offsets[d] < target:
+            d += 1
+        bounds[c] = d
+    bounds[n_chunks] = n_docs
+    return bounds
+
+
+@kernel
+def worker_bytes(offsets, bounds, w, n_workers):
+    """``(longest document, total bytes)`` of the chunks worker ``w`` of ``n_workers`` takes."""
+    longest = 1
+    total = 0
+    for c in range(w, bounds.shape[0] - 1, n_workers):
+        for d in range(bounds[c], bounds[c + 1]):
+            longest = max(longest, offsets[d + 1] - offsets[d])
+        total += offsets[bounds[c + 1]] - offsets[bounds[c]]
+    return longest, total
 
 
 @kernel

@@ -24,6 +24,7 @@ from numba import prange
 
 from .._jit import batch_kernel, inline_kernel, kernel
 from .normalize import normalize, one_char_len
+from .ragged import chunk_bounds
 
 INVALID_BASE = 0x110000
 SCORE_RESET = 100000.0  # kScoreResetThreshold of sentencepiece 0.2.x EncodeOptimized
@@ -330,39 +331,39 @@ def symbols_one(text, N, M):
 
 
 @batch_kernel
-def encode_batch(buf, offsets, out_offsets, N, M, F, n_chunks, out, counts):
-    """Encode documents ``buf[offsets[i]:offsets[i+1]]`` in parallel over ``n_chunks`` chunks.
+def encode_batch(buf, offsets, out_offsets, N, M, F, n_chunks, n_workers, out, counts):
+    """Encode documents ``buf[offsets[i]:offsets[i+1]]`` in parallel: ``n_chunks`` chunks dealt
+    round-robin to ``n_workers`` workers (``kernels.ragged.batch_chunks``).
 
     Document i writes at most ``out_offsets[i+1] - out_offsets[i]`` ids at ``out_offsets[i]``;
     ``counts[i]`` is the number written, or -1 if the room was too small (the caller redoes
-    those documents one at a time). The model tuples are unpacked once per chunk (a call per
+    those documents one at a time). The model tuples are unpacked once per call (a call per
     document that receives tuples of arrays costs about a microsecond).
     """
-    n_docs = offsets.shape[0] - 1
     units, pool, root_ok, ud_bc, ud_value, flags, cls = N
     bc, idsc, unk_score, V = M
     Vf, unk_id, byte_fallback, byte_ids, bos, eos = F
-    for c in prange(n_chunks):
-        d0 = n_docs * c // n_chunks
-        d1 = n_docs * (c + 1) // n_chunks
+    bounds = chunk_bounds(offsets, n_chunks)
+    for w in prange(n_workers):
         normbuf, best, start_at, node_id, syms = new_scratch(1024)
         tmp = np.empty(64, np.int32)
-        for d in range(d0, d1):
-            normbuf, n = normalize(buf, offsets[d], offsets[d + 1], units, pool, root_ok, ud_bc, ud_value, flags,
-                                   cls, normbuf)
-            if best.shape[0] < n + 1:
-                cap = max(n + 1, 2 * best.shape[0])
-                best = np.empty(cap, np.float32)
-                start_at = np.empty(cap, np.int32)
-                node_id = np.empty(cap, np.int32)
-                syms = np.empty(cap, np.int64)
-            m = viterbi(normbuf, n, bc, idsc, unk_score, V, best, start_at, node_id, syms)
-            lo = out_offsets[d]
-            hi = out_offsets[d + 1]
-            if hi - lo >= 4 * m + 2:
-                counts[d] = finish_ids(syms, m, Vf, unk_id, byte_fallback, byte_ids, bos, eos, out, lo) - lo
-            else:
-                counts[d] = place_ids(syms, m, F, out, lo, hi, tmp)
+        for c in range(w, n_chunks, n_workers):
+            for d in range(bounds[c], bounds[c + 1]):
+                normbuf, n = normalize(buf, offsets[d], offsets[d + 1], units, pool, root_ok, ud_bc, ud_value, flags,
+                                       cls, normbuf)
+                if best.shape[0] < n + 1:
+                    cap = max(n + 1, 2 * best.shape[0])
+                    best = np.empty(cap, np.float32)
+                    start_at = np.empty(cap, np.int32)
+                    node_id = np.empty(cap, np.int32)
+                    syms = np.empty(cap, np.int64)
+                m = viterbi(normbuf, n, bc, idsc, unk_score, V, best, start_at, node_id, syms)
+                lo = out_offsets[d]
+                hi = out_offsets[d + 1]
+                if hi - lo >= 4 * m + 2:
+                    counts[d] = finish_ids(syms, m, Vf, unk_id, byte_fallback, byte_ids, bos, eos, out, lo) - lo
+                else:
+                    counts[d] = place_ids(syms, m, F, out, lo, hi, tmp)
 
 
 @kernel

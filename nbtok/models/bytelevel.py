@@ -14,6 +14,7 @@ import numpy as np
 from ..formats.gpt2 import bytes_to_token, token_to_bytes, unicode_to_bytes
 from ..kernels import bytelevel as K
 from ..kernels.hashmap import IntMap
+from ..kernels.ragged import batch_chunks
 from ..kernels.rankfile import pieces_by_id
 from ..pretokenizer import Pretokenizer
 from ..text import pack_utf8, utf8, utf8_array
@@ -210,8 +211,7 @@ class ByteLevelBPE:
             np.cumsum(np.fromiter(map(len, parts), np.int64, len(parts)), out=id_offsets[1:])
             return (np.concatenate(parts) if parts else np.zeros(0, np.int32)), id_offsets
         workers = max(1, min(threads, numba.config.NUMBA_NUM_THREADS, len(texts)))
-        # small chunks (~64 KB, at most 64 per worker) dealt round-robin to the workers
-        n_chunks = max(1, min(len(texts), 64 * workers, workers * max(1, buf.shape[0] // (65536 * workers))))
+        n_chunks = batch_chunks(len(texts), buf.shape[0], workers)
         previous = numba.get_num_threads()
         numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
         try:

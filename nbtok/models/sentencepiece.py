@@ -21,6 +21,7 @@ from ..kernels import normalize as knorm
 from ..kernels import spm_bpe as kbpe
 from ..kernels import unigram as kuni
 from ..kernels.hashmap import IntMap
+from ..kernels.ragged import batch_chunks
 from ..kernels.trie import build_trie
 from ..vocab import Vocab
 
@@ -379,15 +380,16 @@ class SentencePieceModel:
         out = np.empty(int(out_offsets[-1]), np.int32)
         counts = np.zeros(n, np.int64)
         F = self._F(add_bos, add_eos)
-        per_thread = 8 if self.model_type == "unigram" else 2  # BPE chunks each warm a word cache
-        n_chunks = max(1, min(n, numba.get_num_threads() * per_thread))
+        workers = max(1, min(numba.get_num_threads(), n))
+        n_chunks = batch_chunks(n, buf.shape[0], workers)
         if n:
             if self.model_type == "unigram":
-                kuni.encode_batch(buf, offsets, out_offsets, self.N, self.M, F, n_chunks, out, counts)
+                kuni.encode_batch(buf, offsets, out_offsets, self.N, self.M, F, n_chunks, workers, out, counts)
             elif self.fast_words:
-                kbpe.encode_batch_words(buf, offsets, out_offsets, self.N, self.P, F, n_chunks, out, counts)
+                kbpe.encode_batch_words(buf, offsets, out_offsets, self.N, self.P, F, n_chunks, workers, out, counts)
             else:
-                kbpe.encode_batch(buf, offsets, out_offsets, self.N, self.M, F, n_chunks, out, counts, self.W)
+                kbpe.encode_batch(buf, offsets, out_offsets, self.N, self.M, F, n_chunks, workers, out, counts,
+                                  self.W)
         redo = np.flatnonzero(counts < 0)
         extra = {int(d): self.encode(data[d], add_bos, add_eos) for d in redo.tolist()}
         final = counts.copy()

@@ -83,6 +83,41 @@ def _add_token(table, piece_bytes, piece_offsets, k):
     return True
 
 
+@leaf_kernel
+def _skip(data, i, end, space):
+    """The first position from ``i`` (at most ``end``) whose byte is not (``space``) / is a space."""
+    while i < end and _is_space(data[i]) == space:
+        i += 1
+    return i
+
+
+@leaf_kernel
+def _parse_line(data, start, end, digits, out, pos):
+    """One non-blank line ``data[start:end]``: ``(error, new pos, rank)``, the token's bytes
+    decoded at ``out[pos:new pos]``."""
+    a = _skip(data, start, end, True)  # the fields are [a, b) and [c, d)
+    b = _skip(data, a, end, False)
+    c = _skip(data, b, end, True)
+    d = _skip(data, c, end, False)
+    if c == end or _skip(data, d, end, True) != end:
+        return BAD_FIELDS, pos, 0
+    new_pos = _decode_base64(data, a, b, digits, out, pos)
+    if new_pos < 0:
+        return BAD_BASE64, pos, 0
+    if new_pos == pos:
+        return EMPTY_TOKEN, pos, 0
+    if d - c > 10:
+        return BAD_RANK, pos, 0
+    rank = 0
+    for k in range(c, d):
+        if not 48 <= data[k] <= 57:
+            return BAD_RANK, pos, 0
+        rank = rank * 10 + (data[k] - 48)
+    if rank > MAX_RANK:
+        return BAD_RANK, pos, 0
+    return OK, new_pos, rank
+
+
 @kernel
 def parse_rank_lines(data):
     """``(piece_bytes, piece_offsets, ranks, line, error)`` from a rank file's bytes. Blank
@@ -106,7 +141,6 @@ def parse_rank_lines(data):
     seen_tokens = np.full(cap, -1, np.int64)  # entry numbers, by hash of the token bytes
     seen_ranks = np.full(cap, EMPTY, np.int64)  # an IntMap whose values are its keys: one array
     count = 0
-    pos = 0
     line = 0
     i = 0
     while i < n:
@@ -114,49 +148,23 @@ def parse_rank_lines(data):
         eol = i  # lines end at \n, \r\n or \r (as bytes.splitlines)
         while eol < n and data[eol] != 10 and data[eol] != 13:
             eol += 1
-        # fields: [a, b) and [c, d), nothing else but whitespace
-        a = i
-        while a < eol and _is_space(data[a]):
-            a += 1
+        start = i
         i = eol + 2 if eol + 1 < n and data[eol] == 13 and data[eol + 1] == 10 else eol + 1
-        if a == eol:
+        if _skip(data, start, eol, True) == eol:
             continue
-        b = a
-        while b < eol and not _is_space(data[b]):
-            b += 1
-        c = b
-        while c < eol and _is_space(data[c]):
-            c += 1
-        d = c
-        while d < eol and not _is_space(data[d]):
-            d += 1
-        rest = d
-        while rest < eol and _is_space(data[rest]):
-            rest += 1
-        if c == eol or rest != eol:
-            return piece_bytes[:0], piece_offsets[:1], ranks[:0], line, BAD_FIELDS
-        new_pos = _decode_base64(data, a, b, digits, piece_bytes, pos)
-        if new_pos < 0:
-            return piece_bytes[:0], piece_offsets[:1], ranks[:0], line, BAD_BASE64
-        if new_pos == pos:
-            return piece_bytes[:0], piece_offsets[:1], ranks[:0], line, EMPTY_TOKEN
-        rank = 0
-        for k in range(c, d):
-            ch = data[k]
-            if ch < 48 or ch > 57 or d - c > 10:
-                return piece_bytes[:0], piece_offsets[:1], ranks[:0], line, BAD_RANK
-            rank = rank * 10 + (ch - 48)
-        if rank > MAX_RANK:
-            return piece_bytes[:0], piece_offsets[:1], ranks[:0], line, BAD_RANK
-        piece_offsets[count + 1] = new_pos
-        if not _add_token(seen_tokens, piece_bytes, piece_offsets, count):
-            return piece_bytes[:0], piece_offsets[:1], ranks[:0], line, DUPLICATE_TOKEN
-        if not intmap_insert(seen_ranks, seen_ranks, np.int64(rank), np.int64(rank)):
-            return piece_bytes[:0], piece_offsets[:1], ranks[:0], line, DUPLICATE_RANK
-        pos = new_pos
+        error, pos, rank = _parse_line(data, start, eol, digits, piece_bytes, piece_offsets[count])
+        if error == OK:
+            piece_offsets[count + 1] = pos
+            if not _add_token(seen_tokens, piece_bytes, piece_offsets, count):
+                error = DUPLICATE_TOKEN
+            elif not intmap_insert(seen_ranks, seen_ranks, np.int64(rank), np.int64(rank)):
+                error = DUPLICATE_RANK
+        if error != OK:
+            return piece_bytes[:0], piece_offsets[:1], ranks[:0], line, error
         ranks[count] = rank
         count += 1
-    return piece_bytes[:pos].copy(), piece_offsets[:count + 1].copy(), ranks[:count].copy(), 0, OK
+    end = piece_offsets[count]
+    return piece_bytes[:end].copy(), piece_offsets[:count + 1].copy(), ranks[:count].copy(), 0, OK
 
 
 @kernel

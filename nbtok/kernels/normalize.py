@@ -22,7 +22,7 @@ the rule lookup; every other byte takes the full step.
 """
 import numpy as np
 
-from .._jit import kernel
+from .._jit import kernel, leaf_kernel
 from .trie import longest_prefix
 
 SPACE0, SPACE1, SPACE2 = 0xE2, 0x96, 0x81  # U+2581 in UTF-8
@@ -177,7 +177,7 @@ def _src_byte(kind, text, pool, k):
     return np.uint8(0xEF) if k == 0 else (np.uint8(0xBF) if k == 1 else np.uint8(0xBD))
 
 
-@kernel
+@leaf_kernel
 def _emit_space(out, n, escape):
     if escape:
         out[n] = SPACE0
@@ -192,10 +192,13 @@ def _emit_space(out, n, escape):
 def byte_classes(units, root_ok, ud_bc, ud_value):
     """Fast-path table for the normalizer, indexed by ``c`` (first byte) and ``256 + 256 * c + c2``.
 
-    ``cls[c]``: 1 = plain ASCII (copied as is), 2 = plain space, 3 = ASCII that starts some
-    charsmap rule (look at the next byte), 0 = full step (non-ASCII, or a user-defined symbol
-    may start here). ``cls[256 + 256 * c + c2]`` = 1 when c (class 3) has no rule of its own
-    and no rule continues with byte c2, so c is copied unchanged.
+    ``cls[c]``: 1 = plain ASCII (copied as is), 2 = plain space, 3 or 4 = ASCII that starts
+    some charsmap rule (look at the next byte: ``plain_class``), 0 = full step (non-ASCII, or a
+    user-defined symbol may start here). ``cls[256 + 256 * c + c2]`` = 1 when c has no rule of
+    its own and no rule continues with byte c2, so c is copied unchanged. Class 3 is the common
+    case (an ASCII letter that only starts compositions such as e + U+0301): c has no rule of its
+    own and no rule continues with an ASCII byte, so the pair entry is read only before a
+    non-ASCII byte; class 4 reads it always.
     """
     cls = np.zeros(PLAIN_OFF + 0x10000, np.uint8)
     n_units = units.shape[0]
@@ -207,17 +210,21 @@ def byte_classes(units, root_ok, ud_bc, ud_value):
         if not root_ok[c]:
             cls[c] = 2 if c == 0x20 else 1
             continue
-        cls[c] = 3
+        cls[c] = 4
         pos = _offset(units[0]) ^ c
         u = np.int64(units[pos])
         if (u >> 8) & 1:
             continue  # c alone has a rule
         pos = pos ^ _offset(u)
+        ascii_next = False  # some rule continues c with an ASCII byte
         for c2 in range(256):
             p2 = pos ^ c2
             if 0 <= p2 < n_units and (np.int64(units[p2]) & 0x800000FF) == c2:
+                ascii_next = ascii_next or c2 < 0x80
                 continue
             cls[256 + 256 * c + c2] = 1
+        if not ascii_next:
+            cls[c] = 3
     _plain_chars(units, cls)
     return cls
 
@@ -266,6 +273,76 @@ def _plain_chars(units, cls):
             cls[PLAIN_OFF + cp] = 1
 
 
+@leaf_kernel
+def plain_class(text, pos, end, cls):
+    """The fast-path class of the byte at ``pos`` (``byte_classes``): 1 = copied as is, 2 = a
+    plain space, 0 = full step."""
+    c = text[pos]
+    k = cls[c]
+    if k < 3:
+        return k
+    if pos + 1 < end:
+        c2 = text[pos + 1]
+        plain = (k == 3 and c2 < 0x80) or cls[256 + 256 * np.int64(c) + c2] == 1
+    else:
+        plain = k == 3
+    if not plain:
+        return 0
+    return 2 if c == 0x20 else 1
+
+
+@leaf_kernel
+def plain_run(text, pos, end, cls, no_ud, escape, remove_extra, is_prev_space, out, n):
+    """The normalizer's fast path: from ``pos``, copy into ``out`` at ``n`` every byte that needs
+    no rule lookup (plain ASCII, plain spaces, BMP characters that no rule starts with: see
+    ``byte_classes``), up to the first byte that needs the full step or ``end``. ``out`` has
+    room for 3 bytes per input byte. Returns (pos, n, is_prev_space).
+
+    A loop of its own, compiled without reference counting: in ``normalize``, whose general step
+    may replace ``out``, each iteration would increment and decrement ``out``'s count.
+    """
+    while pos < end:
+        c = text[pos]
+        k = plain_class(text, pos, end, cls)
+        if k == 1:
+            out[n] = c
+            n += 1
+            pos += 1
+            is_prev_space = False
+            continue
+        if k == 2:
+            if not is_prev_space:
+                n = _emit_space(out, n, escape)
+            is_prev_space = remove_extra
+            pos += 1
+            continue
+        if not (c >= 0xC0 and c < 0xF0 and no_ud and pos + 1 < end):
+            break
+        # a BMP character that no rule starts with (``_plain_chars``) is copied as is
+        c1 = np.int64(text[pos + 1])
+        if c < 0xE0:
+            if not ((c1 & 0xC0) == 0x80 and c >= 0xC2 and cls[PLAIN_OFF + (((np.int64(c) & 0x1F) << 6) | (c1 & 0x3F))]):
+                break
+            out[n] = c
+            out[n + 1] = c1
+            n += 2
+            pos += 2
+        else:
+            if pos + 2 >= end:
+                break
+            c2 = np.int64(text[pos + 2])
+            cp = ((np.int64(c) & 0x0F) << 12) | ((c1 & 0x3F) << 6) | (c2 & 0x3F)
+            if not ((c1 & 0xC0) == 0x80 and (c2 & 0xC0) == 0x80 and cp >= 0x800 and cls[PLAIN_OFF + cp]):
+                break
+            out[n] = c
+            out[n + 1] = c1
+            out[n + 2] = c2
+            n += 3
+            pos += 3
+        is_prev_space = False
+    return pos, n, is_prev_space
+
+
 @kernel
 def normalize(text, start, end, units, pool, root_ok, ud_bc, ud_value, flags, cls, out):
     """Normalize ``text[start:end]`` into ``out`` (grown if needed): returns (out, length)."""
@@ -279,9 +356,7 @@ def normalize(text, start, end, units, pool, root_ok, ud_bc, ud_value, flags, cl
         return out, 0
     if remove_extra:
         while pos < end:
-            c = text[pos]
-            k = cls[c]
-            if k == 1 or (k == 3 and c != 0x20 and pos + 1 < end and cls[256 + 256 * np.int64(c) + text[pos + 1]] == 1):
+            if plain_class(text, pos, end, cls) == 1:
                 break  # plain ASCII other than a space: no leading space left to drop
             kind, a, b, consumed = normalize_prefix(text, pos, end, units, pool, root_ok, ud_bc, ud_value)
             if b - a == 1 and _src_byte(kind, text, pool, a) == 0x20:
@@ -299,44 +374,10 @@ def normalize(text, start, end, units, pool, root_ok, ud_bc, ud_value, flags, cl
     is_prev_space = remove_extra
     no_ud = ud_bc.shape[0] == 0
     while pos < end:
+        pos, n, is_prev_space = plain_run(text, pos, end, cls, no_ud, escape, remove_extra, is_prev_space, out, n)
+        if pos >= end:
+            break
         c = text[pos]
-        k = cls[c]
-        if k == 3 and pos + 1 < end and cls[256 + 256 * np.int64(c) + text[pos + 1]] == 1:
-            k = 2 if c == 0x20 else 1
-        if k == 1:
-            out[n] = c
-            n += 1
-            pos += 1
-            is_prev_space = False
-            continue
-        if k == 2:
-            if not is_prev_space:
-                n = _emit_space(out, n, escape)
-            is_prev_space = remove_extra
-            pos += 1
-            continue
-        if c >= 0xC0 and c < 0xF0 and no_ud and pos + 1 < end:
-            # a BMP character that no rule starts with (``_plain_chars``) is copied as is
-            c1 = np.int64(text[pos + 1])
-            if c < 0xE0:
-                if (c1 & 0xC0) == 0x80 and c >= 0xC2 and cls[PLAIN_OFF + (((np.int64(c) & 0x1F) << 6) | (c1 & 0x3F))]:
-                    out[n] = c
-                    out[n + 1] = c1
-                    n += 2
-                    pos += 2
-                    is_prev_space = False
-                    continue
-            elif pos + 2 < end:
-                c2 = np.int64(text[pos + 2])
-                cp = ((np.int64(c) & 0x0F) << 12) | ((c1 & 0x3F) << 6) | (c2 & 0x3F)
-                if (c1 & 0xC0) == 0x80 and (c2 & 0xC0) == 0x80 and cp >= 0x800 and cls[PLAIN_OFF + cp]:
-                    out[n] = c
-                    out[n + 1] = c1
-                    out[n + 2] = c2
-                    n += 3
-                    pos += 3
-                    is_prev_space = False
-                    continue
         if c >= 0x80 and no_ud and not root_ok[c]:
             # no rule and no user-defined symbol starts here: one valid character is copied
             # (the output bytes never exceed the input bytes, so the room invariant holds)

@@ -231,9 +231,15 @@ def byte_classes(units, root_ok, ud_bc, ud_value):
 
 @kernel
 def _plain_chars(units, cls):
-    """``cls[PLAIN_OFF + cp] = 1`` for each 2- or 3-byte code point (BMP) that no charsmap rule
-    starts with: the normalizer copies it without a rule lookup. A code point whose bytes are
-    a prefix of some rule key (or the whole key) is left 0 and takes the full step."""
+    """``cls[PLAIN_OFF + cp]`` flags per code point (bit 1 and 2 for 2- or 3-byte code points):
+
+    1: no charsmap rule starts with cp, so the normalizer copies it without a rule lookup;
+    2: rules start with cp but none is cp alone, and each continues with a whole BMP
+       character (a *follower*), e.g. Cyrillic letters and kana, which only start compositions
+       with a combining mark: cp is copied as is unless the next character is a follower;
+    4: cp is a follower (of some code point flagged 2); also for ASCII.
+    A code point whose bytes are a prefix of some rule key in any other way is left 0 and takes
+    the full step."""
     n_units = units.shape[0]
     for cp in range(0x80, 0x10000):
         if 0xD800 <= cp < 0xE000:
@@ -249,7 +255,7 @@ def _plain_chars(units, cls):
             b1 = 0x80 | ((cp >> 6) & 0x3F)
             b2 = 0x80 | (cp & 0x3F)
         if n_units == 0:
-            cls[PLAIN_OFF + cp] = 1
+            cls[PLAIN_OFF + cp] |= 1
             continue
         pos = _offset(units[0])
         consumed = 0
@@ -270,7 +276,60 @@ def _plain_chars(units, cls):
                 break
             consumed += 1
         if consumed >= 0 and consumed < k:
-            cls[PLAIN_OFF + cp] = 1
+            cls[PLAIN_OFF + cp] |= 1  # (bit 4 may be set already: cp follows an earlier code point)
+        elif consumed == k and _mark_followers(units, pos, cls):
+            cls[PLAIN_OFF + cp] |= 2
+
+
+@kernel
+def _child(units, base, c):
+    """Darts position of the child labelled c of the node whose children sit at ``base``, or -1."""
+    p = base ^ c
+    if 0 <= p < units.shape[0] and (np.int64(units[p]) & 0x800000FF) == c:
+        return p
+    return -1
+
+
+@kernel
+def _mark_followers(units, base, cls):
+    """Flag 4 (``_plain_chars``) on each character that continues a key below the node whose
+    children sit at ``base``; False if some key continues with anything but a whole BMP
+    character (a 4-byte or invalid sequence, or a key ending inside the character)."""
+    n_units = units.shape[0]
+    for b0 in range(256):
+        p0 = _child(units, base, b0)
+        if p0 < 0:
+            continue
+        if b0 < 0x80:
+            cls[PLAIN_OFF + b0] |= 4
+            continue
+        if b0 < 0xC2 or b0 >= 0xF0:
+            return False
+        u0 = np.int64(units[p0])
+        q0 = p0 ^ _offset(u0)
+        if (u0 >> 8) & 1 or q0 < 0 or q0 >= n_units:
+            return False
+        for b1 in range(256):
+            p1 = _child(units, q0, b1)
+            if p1 < 0:
+                continue
+            if (b1 & 0xC0) != 0x80:
+                return False
+            if b0 < 0xE0:
+                cls[PLAIN_OFF + (((b0 & 0x1F) << 6) | (b1 & 0x3F))] |= 4
+                continue
+            u1 = np.int64(units[p1])
+            q1 = p1 ^ _offset(u1)
+            if (u1 >> 8) & 1 or q1 < 0 or q1 >= n_units:
+                return False
+            for b2 in range(256):
+                if _child(units, q1, b2) < 0:
+                    continue
+                cp = ((b0 & 0x0F) << 12) | ((b1 & 0x3F) << 6) | (b2 & 0x3F)
+                if (b2 & 0xC0) != 0x80 or cp < 0x800 or 0xD800 <= cp < 0xE000:
+                    return False
+                cls[PLAIN_OFF + cp] |= 4
+    return True
 
 
 @leaf_kernel
@@ -289,6 +348,36 @@ def plain_class(text, pos, end, cls):
     if not plain:
         return 0
     return 2 if c == 0x20 else 1
+
+
+@leaf_kernel
+def _copied_as_is(flags, text, q, end, cls):
+    """Whether a BMP character with ``_plain_chars`` flags ``flags``, followed by ``text[q:end]``,
+    is copied as is: no rule starts with it, or only rules that continue with a follower and
+    the character at q is none."""
+    if flags & 1:
+        return True
+    if not flags & 2:
+        return False
+    if q >= end:
+        return True
+    b0 = np.int64(text[q])
+    if b0 < 0x80:
+        return not cls[PLAIN_OFF + b0] & 4
+    if b0 < 0xC2 or b0 >= 0xF0 or q + 1 >= end:
+        return False
+    b1 = np.int64(text[q + 1])
+    if (b1 & 0xC0) != 0x80:
+        return False
+    if b0 < 0xE0:
+        return not cls[PLAIN_OFF + (((b0 & 0x1F) << 6) | (b1 & 0x3F))] & 4
+    if q + 2 >= end:
+        return False
+    b2 = np.int64(text[q + 2])
+    cp = ((b0 & 0x0F) << 12) | ((b1 & 0x3F) << 6) | (b2 & 0x3F)
+    if (b2 & 0xC0) != 0x80 or cp < 0x800:
+        return False
+    return not cls[PLAIN_OFF + cp] & 4
 
 
 @leaf_kernel
@@ -321,7 +410,8 @@ def plain_run(text, pos, end, cls, no_ud, escape, remove_extra, is_prev_space, o
         # a BMP character that no rule starts with (``_plain_chars``) is copied as is
         c1 = np.int64(text[pos + 1])
         if c < 0xE0:
-            if not ((c1 & 0xC0) == 0x80 and c >= 0xC2 and cls[PLAIN_OFF + (((np.int64(c) & 0x1F) << 6) | (c1 & 0x3F))]):
+            if not ((c1 & 0xC0) == 0x80 and c >= 0xC2
+                    and _copied_as_is(cls[PLAIN_OFF + (((np.int64(c) & 0x1F) << 6) | (c1 & 0x3F))], text, pos + 2, end, cls)):
                 break
             out[n] = c
             out[n + 1] = c1
@@ -332,7 +422,8 @@ def plain_run(text, pos, end, cls, no_ud, escape, remove_extra, is_prev_space, o
                 break
             c2 = np.int64(text[pos + 2])
             cp = ((np.int64(c) & 0x0F) << 12) | ((c1 & 0x3F) << 6) | (c2 & 0x3F)
-            if not ((c1 & 0xC0) == 0x80 and (c2 & 0xC0) == 0x80 and cp >= 0x800 and cls[PLAIN_OFF + cp]):
+            if not ((c1 & 0xC0) == 0x80 and (c2 & 0xC0) == 0x80 and cp >= 0x800
+                    and _copied_as_is(cls[PLAIN_OFF + cp], text, pos + 3, end, cls)):
                 break
             out[n] = c
             out[n + 1] = c1

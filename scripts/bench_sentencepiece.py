@@ -1,7 +1,7 @@
 """Side-by-side encode throughput: nbtok vs sentencepiece (and kitoken / tokie when they load
 the same ``.model``), 1 and 2 threads, on English and multilingual corpora.
 
-    python scripts/bench_sentencepiece.py [--mb 4] [--threads 1,2] [--repeat 3]
+    python scripts/bench_sentencepiece.py [--mb 4] [--threads 1,2] [--repeat 3] [--only unigram]
 
 Models: a Llama-style BPE (identity normalization, split_digits, byte_fallback, 32k) and a 32k
 Unigram (nmt_nfkc), both trained here with ``sentencepiece`` on the bench corpora and cached in
@@ -196,6 +196,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--all-models", action="store_true", help="also the .model files of the shared data")
     ap.add_argument("--skip-extras", action="store_true", help="skip worst case and 250k load")
+    ap.add_argument("--only", default="", help="bench only models whose file name contains this (e.g. unigram)")
     args = ap.parse_args()
     root = shared_data()
     cache = Path(os.environ.get("NBTOK_BENCH_CACHE", Path.home() / ".cache" / "nbtok-bench"))
@@ -203,6 +204,8 @@ def main():
     models = list(train_models(root, cache).values())
     if args.all_models:
         models += sorted((root / "models" / "sentencepiece").glob("*.model"))
+    if args.only:
+        models = [m for m in models if args.only in m.name]
     texts = corpora(root, args.mb)
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; best of {args.repeat}, interleaved\n")
     for path in models:

@@ -22,7 +22,7 @@ the rule lookup; every other byte takes the full step.
 """
 import numpy as np
 
-from .._jit import kernel
+from .._jit import kernel, leaf_kernel
 from .trie import longest_prefix
 
 SPACE0, SPACE1, SPACE2 = 0xE2, 0x96, 0x81  # U+2581 in UTF-8
@@ -177,7 +177,7 @@ def _src_byte(kind, text, pool, k):
     return np.uint8(0xEF) if k == 0 else (np.uint8(0xBF) if k == 1 else np.uint8(0xBD))
 
 
-@kernel
+@leaf_kernel
 def _emit_space(out, n, escape):
     if escape:
         out[n] = SPACE0
@@ -192,10 +192,13 @@ def _emit_space(out, n, escape):
 def byte_classes(units, root_ok, ud_bc, ud_value):
     """Fast-path table for the normalizer, indexed by ``c`` (first byte) and ``256 + 256 * c + c2``.
 
-    ``cls[c]``: 1 = plain ASCII (copied as is), 2 = plain space, 3 = ASCII that starts some
-    charsmap rule (look at the next byte), 0 = full step (non-ASCII, or a user-defined symbol
-    may start here). ``cls[256 + 256 * c + c2]`` = 1 when c (class 3) has no rule of its own
-    and no rule continues with byte c2, so c is copied unchanged.
+    ``cls[c]``: 1 = plain ASCII (copied as is), 2 = plain space, 3 or 4 = ASCII that starts
+    some charsmap rule (look at the next byte: ``plain_class``), 0 = full step (non-ASCII, or a
+    user-defined symbol may start here). ``cls[256 + 256 * c + c2]`` = 1 when c has no rule of
+    its own and no rule continues with byte c2, so c is copied unchanged. Class 3 is the common
+    case (an ASCII letter that only starts compositions such as e + U+0301): c has no rule of its
+    own and no rule continues with an ASCII byte, so the pair entry is read only before a
+    non-ASCII byte; class 4 reads it always.
     """
     cls = np.zeros(PLAIN_OFF + 0x10000, np.uint8)
     n_units = units.shape[0]
@@ -207,26 +210,36 @@ def byte_classes(units, root_ok, ud_bc, ud_value):
         if not root_ok[c]:
             cls[c] = 2 if c == 0x20 else 1
             continue
-        cls[c] = 3
+        cls[c] = 4
         pos = _offset(units[0]) ^ c
         u = np.int64(units[pos])
         if (u >> 8) & 1:
             continue  # c alone has a rule
         pos = pos ^ _offset(u)
+        ascii_next = False  # some rule continues c with an ASCII byte
         for c2 in range(256):
             p2 = pos ^ c2
             if 0 <= p2 < n_units and (np.int64(units[p2]) & 0x800000FF) == c2:
+                ascii_next = ascii_next or c2 < 0x80
                 continue
             cls[256 + 256 * c + c2] = 1
+        if not ascii_next:
+            cls[c] = 3
     _plain_chars(units, cls)
     return cls
 
 
 @kernel
 def _plain_chars(units, cls):
-    """``cls[PLAIN_OFF + cp] = 1`` for each 2- or 3-byte code point (BMP) that no charsmap rule
-    starts with: the normalizer copies it without a rule lookup. A code point whose bytes are
-    a prefix of some rule key (or the whole key) is left 0 and takes the full step."""
+    """``cls[PLAIN_OFF + cp]`` flags per code point (bit 1 and 2 for 2- or 3-byte code points):
+
+    1: no charsmap rule starts with cp, so the normalizer copies it without a rule lookup;
+    2: rules start with cp but none is cp alone, and each continues with a whole BMP
+       character (a *follower*), e.g. Cyrillic letters and kana, which only start compositions
+       with a combining mark: cp is copied as is unless the next character is a follower;
+    4: cp is a follower (of some code point flagged 2); also for ASCII.
+    A code point whose bytes are a prefix of some rule key in any other way is left 0 and takes
+    the full step."""
     n_units = units.shape[0]
     for cp in range(0x80, 0x10000):
         if 0xD800 <= cp < 0xE000:
@@ -242,7 +255,7 @@ def _plain_chars(units, cls):
             b1 = 0x80 | ((cp >> 6) & 0x3F)
             b2 = 0x80 | (cp & 0x3F)
         if n_units == 0:
-            cls[PLAIN_OFF + cp] = 1
+            cls[PLAIN_OFF + cp] |= 1
             continue
         pos = _offset(units[0])
         consumed = 0
@@ -263,7 +276,162 @@ def _plain_chars(units, cls):
                 break
             consumed += 1
         if consumed >= 0 and consumed < k:
-            cls[PLAIN_OFF + cp] = 1
+            cls[PLAIN_OFF + cp] |= 1  # (bit 4 may be set already: cp follows an earlier code point)
+        elif consumed == k and _mark_followers(units, pos, cls):
+            cls[PLAIN_OFF + cp] |= 2
+
+
+@kernel
+def _child(units, base, c):
+    """Darts position of the child labelled c of the node whose children sit at ``base``, or -1."""
+    p = base ^ c
+    if 0 <= p < units.shape[0] and (np.int64(units[p]) & 0x800000FF) == c:
+        return p
+    return -1
+
+
+@kernel
+def _mark_followers(units, base, cls):
+    """Flag 4 (``_plain_chars``) on each character that continues a key below the node whose
+    children sit at ``base``; False if some key continues with anything but a whole BMP
+    character (a 4-byte or invalid sequence, or a key ending inside the character)."""
+    n_units = units.shape[0]
+    for b0 in range(256):
+        p0 = _child(units, base, b0)
+        if p0 < 0:
+            continue
+        if b0 < 0x80:
+            cls[PLAIN_OFF + b0] |= 4
+            continue
+        if b0 < 0xC2 or b0 >= 0xF0:
+            return False
+        u0 = np.int64(units[p0])
+        q0 = p0 ^ _offset(u0)
+        if (u0 >> 8) & 1 or q0 < 0 or q0 >= n_units:
+            return False
+        for b1 in range(256):
+            p1 = _child(units, q0, b1)
+            if p1 < 0:
+                continue
+            if (b1 & 0xC0) != 0x80:
+                return False
+            if b0 < 0xE0:
+                cls[PLAIN_OFF + (((b0 & 0x1F) << 6) | (b1 & 0x3F))] |= 4
+                continue
+            u1 = np.int64(units[p1])
+            q1 = p1 ^ _offset(u1)
+            if (u1 >> 8) & 1 or q1 < 0 or q1 >= n_units:
+                return False
+            for b2 in range(256):
+                if _child(units, q1, b2) < 0:
+                    continue
+                cp = ((b0 & 0x0F) << 12) | ((b1 & 0x3F) << 6) | (b2 & 0x3F)
+                if (b2 & 0xC0) != 0x80 or cp < 0x800 or 0xD800 <= cp < 0xE000:
+                    return False
+                cls[PLAIN_OFF + cp] |= 4
+    return True
+
+
+@leaf_kernel
+def plain_class(text, pos, end, cls):
+    """The fast-path class of the byte at ``pos`` (``byte_classes``): 1 = copied as is, 2 = a
+    plain space, 0 = full step."""
+    c = text[pos]
+    k = cls[c]
+    if k < 3:
+        return k
+    if pos + 1 < end:
+        c2 = text[pos + 1]
+        plain = (k == 3 and c2 < 0x80) or cls[256 + 256 * np.int64(c) + c2] == 1
+    else:
+        plain = k == 3
+    if not plain:
+        return 0
+    return 2 if c == 0x20 else 1
+
+
+@leaf_kernel
+def _copied_as_is(flags, text, q, end, cls):
+    """Whether a BMP character with ``_plain_chars`` flags ``flags``, followed by ``text[q:end]``,
+    is copied as is: no rule starts with it, or only rules that continue with a follower and
+    the character at q is none."""
+    if flags & 1:
+        return True
+    if not flags & 2:
+        return False
+    if q >= end:
+        return True
+    b0 = np.int64(text[q])
+    if b0 < 0x80:
+        return not cls[PLAIN_OFF + b0] & 4
+    if b0 < 0xC2 or b0 >= 0xF0 or q + 1 >= end:
+        return False
+    b1 = np.int64(text[q + 1])
+    if (b1 & 0xC0) != 0x80:
+        return False
+    if b0 < 0xE0:
+        return not cls[PLAIN_OFF + (((b0 & 0x1F) << 6) | (b1 & 0x3F))] & 4
+    if q + 2 >= end:
+        return False
+    b2 = np.int64(text[q + 2])
+    cp = ((b0 & 0x0F) << 12) | ((b1 & 0x3F) << 6) | (b2 & 0x3F)
+    if (b2 & 0xC0) != 0x80 or cp < 0x800:
+        return False
+    return not cls[PLAIN_OFF + cp] & 4
+
+
+@leaf_kernel
+def plain_run(text, pos, end, cls, no_ud, escape, remove_extra, is_prev_space, out, n):
+    """The normalizer's fast path: from ``pos``, copy into ``out`` at ``n`` every byte that needs
+    no rule lookup (plain ASCII, plain spaces, BMP characters that no rule starts with: see
+    ``byte_classes``), up to the first byte that needs the full step or ``end``. ``out`` has
+    room for 3 bytes per input byte. Returns (pos, n, is_prev_space).
+
+    A loop of its own, compiled without reference counting: in ``normalize``, whose general step
+    may replace ``out``, each iteration would increment and decrement ``out``'s count.
+    """
+    while pos < end:
+        c = text[pos]
+        k = plain_class(text, pos, end, cls)
+        if k == 1:
+            out[n] = c
+            n += 1
+            pos += 1
+            is_prev_space = False
+            continue
+        if k == 2:
+            if not is_prev_space:
+                n = _emit_space(out, n, escape)
+            is_prev_space = remove_extra
+            pos += 1
+            continue
+        if not (c >= 0xC0 and c < 0xF0 and no_ud and pos + 1 < end):
+            break
+        # a BMP character that no rule starts with (``_plain_chars``) is copied as is
+        c1 = np.int64(text[pos + 1])
+        if c < 0xE0:
+            if not ((c1 & 0xC0) == 0x80 and c >= 0xC2
+                    and _copied_as_is(cls[PLAIN_OFF + (((np.int64(c) & 0x1F) << 6) | (c1 & 0x3F))], text, pos + 2, end, cls)):
+                break
+            out[n] = c
+            out[n + 1] = c1
+            n += 2
+            pos += 2
+        else:
+            if pos + 2 >= end:
+                break
+            c2 = np.int64(text[pos + 2])
+            cp = ((np.int64(c) & 0x0F) << 12) | ((c1 & 0x3F) << 6) | (c2 & 0x3F)
+            if not ((c1 & 0xC0) == 0x80 and (c2 & 0xC0) == 0x80 and cp >= 0x800
+                    and _copied_as_is(cls[PLAIN_OFF + cp], text, pos + 3, end, cls)):
+                break
+            out[n] = c
+            out[n + 1] = c1
+            out[n + 2] = c2
+            n += 3
+            pos += 3
+        is_prev_space = False
+    return pos, n, is_prev_space
 
 
 @kernel
@@ -279,9 +447,7 @@ def normalize(text, start, end, units, pool, root_ok, ud_bc, ud_value, flags, cl
         return out, 0
     if remove_extra:
         while pos < end:
-            c = text[pos]
-            k = cls[c]
-            if k == 1 or (k == 3 and c != 0x20 and pos + 1 < end and cls[256 + 256 * np.int64(c) + text[pos + 1]] == 1):
+            if plain_class(text, pos, end, cls) == 1:
                 break  # plain ASCII other than a space: no leading space left to drop
             kind, a, b, consumed = normalize_prefix(text, pos, end, units, pool, root_ok, ud_bc, ud_value)
             if b - a == 1 and _src_byte(kind, text, pool, a) == 0x20:
@@ -299,44 +465,10 @@ def normalize(text, start, end, units, pool, root_ok, ud_bc, ud_value, flags, cl
     is_prev_space = remove_extra
     no_ud = ud_bc.shape[0] == 0
     while pos < end:
+        pos, n, is_prev_space = plain_run(text, pos, end, cls, no_ud, escape, remove_extra, is_prev_space, out, n)
+        if pos >= end:
+            break
         c = text[pos]
-        k = cls[c]
-        if k == 3 and pos + 1 < end and cls[256 + 256 * np.int64(c) + text[pos + 1]] == 1:
-            k = 2 if c == 0x20 else 1
-        if k == 1:
-            out[n] = c
-            n += 1
-            pos += 1
-            is_prev_space = False
-            continue
-        if k == 2:
-            if not is_prev_space:
-                n = _emit_space(out, n, escape)
-            is_prev_space = remove_extra
-            pos += 1
-            continue
-        if c >= 0xC0 and c < 0xF0 and no_ud and pos + 1 < end:
-            # a BMP character that no rule starts with (``_plain_chars``) is copied as is
-            c1 = np.int64(text[pos + 1])
-            if c < 0xE0:
-                if (c1 & 0xC0) == 0x80 and c >= 0xC2 and cls[PLAIN_OFF + (((np.int64(c) & 0x1F) << 6) | (c1 & 0x3F))]:
-                    out[n] = c
-                    out[n + 1] = c1
-                    n += 2
-                    pos += 2
-                    is_prev_space = False
-                    continue
-            elif pos + 2 < end:
-                c2 = np.int64(text[pos + 2])
-                cp = ((np.int64(c) & 0x0F) << 12) | ((c1 & 0x3F) << 6) | (c2 & 0x3F)
-                if (c1 & 0xC0) == 0x80 and (c2 & 0xC0) == 0x80 and cp >= 0x800 and cls[PLAIN_OFF + cp]:
-                    out[n] = c
-                    out[n + 1] = c1
-                    out[n + 2] = c2
-                    n += 3
-                    pos += 3
-                    is_prev_space = False
-                    continue
         if c >= 0x80 and no_ud and not root_ok[c]:
             # no rule and no user-defined symbol starts here: one valid character is copied
             # (the output bytes never exceed the input bytes, so the room invariant holds)

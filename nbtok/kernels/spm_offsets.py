@@ -27,7 +27,7 @@ from numba import prange
 from .._jit import batch_kernel, kernel
 from . import spm_bpe as kbpe
 from . import unigram as kuni
-from .normalize import SPACE0, SPACE1, SPACE2, _src_byte, normalize_prefix
+from .normalize import SPACE0, SPACE1, SPACE2, _src_byte, normalize_prefix, plain_class
 
 INVALID_BASE = kuni.INVALID_BASE
 
@@ -91,9 +91,7 @@ def normalize_aligned(text, start, end, units, pool, root_ok, ud_bc, ud_value, f
     is_prev_space = remove_extra
     while pos < end:
         c = text[pos]
-        k = cls[c]
-        if k == 3 and pos + 1 < end and cls[256 + 256 * np.int64(c) + text[pos + 1]] == 1:
-            k = 2 if c == 0x20 else 1
+        k = plain_class(text, pos, end, cls)
         if k == 1:
             out[n] = c
             n2o[n] = pos - start

@@ -65,6 +65,25 @@ def _as_bytes(text):
     raise TypeError(f"text must be str or bytes, not {type(text).__name__}")
 
 
+def _concat_utf8(texts):
+    """(uint8 buffer of the texts' UTF-8 bytes end to end, int64 byte length of each text).
+
+    A list of ASCII str (``str.isascii`` is a flag lookup) is joined and encoded at once: its
+    lengths are its character counts."""
+    n = len(texts)
+    try:
+        ascii_only = all(map(str.isascii, texts))
+    except TypeError:  # some text is not a str
+        ascii_only = False
+    if ascii_only:
+        return np.frombuffer("".join(texts).encode(), np.uint8), np.fromiter(map(len, texts), np.int64, n)
+    try:
+        data = list(map(str.encode, texts))
+    except TypeError:
+        data = [_as_bytes(t) for t in texts]
+    return np.frombuffer(b"".join(data), np.uint8), np.fromiter(map(len, data), np.int64, n)
+
+
 class SentencePieceModel:
     """Implements the Tokenizer model protocol for sentencepiece Unigram and BPE models."""
 
@@ -368,12 +387,12 @@ class SentencePieceModel:
                 numba.set_num_threads(old)
         if isinstance(texts, (str, bytes)):
             raise TypeError("encode_batch expects a list of texts, not a single text")
-        data = [_as_bytes(t) for t in texts]
-        n = len(data)
-        lens = np.fromiter(map(len, data), np.int64, n)
+        if not isinstance(texts, (list, tuple)):
+            texts = list(texts)
+        buf, lens = _concat_utf8(texts)
+        n = len(texts)
         offsets = np.zeros(n + 1, np.int64)
         np.cumsum(lens, out=offsets[1:])
-        buf = np.frombuffer(b"".join(data), np.uint8)
         room = lens + 4
         out_offsets = np.zeros(n + 1, np.int64)
         np.cumsum(room, out=out_offsets[1:])
@@ -391,7 +410,7 @@ class SentencePieceModel:
                 kbpe.encode_batch(buf, offsets, out_offsets, self.N, self.M, F, n_chunks, workers, out, counts,
                                   self.W)
         redo = np.flatnonzero(counts < 0)
-        extra = {int(d): self.encode(data[d], add_bos, add_eos) for d in redo.tolist()}
+        extra = {int(d): self.encode(texts[d], add_bos, add_eos) for d in redo.tolist()}
         final = counts.copy()
         for d, ids in extra.items():
             final[d] = ids.size

@@ -24,7 +24,13 @@ from .text import split_ragged
 
 class Tokenizer:
     def __init__(self, model):
+        self._bind(model)
+
+    def _bind(self, model):
         self.model = model
+        # ``tok.encode`` is the model's own method: the same call as ``encode`` below, one
+        # Python call less (a tenth of encoding a short sentence)
+        self.encode = model.encode
 
     # ------------------------------------------------------------------ constructors
     @classmethod
@@ -159,7 +165,7 @@ class Tokenizer:
         return {"model_class": type(self.model), "state": self.model.state()}
 
     def __setstate__(self, state):
-        self.model = state["model_class"].from_state(state["state"])
+        self._bind(state["model_class"].from_state(state["state"]))
 
     def __repr__(self):
         return f"<nbtok.Tokenizer {self.model.model_type} vocab_size={self.vocab_size}>"

@@ -637,12 +637,14 @@ def new_word_scratch(n):
             np.empty(256, np.int64))
 
 
-@kernel
-def _fit_words(S, n):
+@inline_kernel
+def _fit_words(S, normbuf, n):
+    """``S`` with ``normbuf`` (from ``normalize``) and room for n normalized bytes; inlined, as
+    it runs once a document."""
     if S[1].shape[0] >= n + 16:
-        return S
+        return (normbuf,) + S[1:]
     T = new_word_scratch(max(n, 2 * S[1].shape[0]))
-    return (S[0],) + T[1:]
+    return (normbuf,) + T[1:]
 
 
 WORD_SLOT = 8  # int64 per word-cache slot: hash, length | count << 8, 24 word bytes, 6 int32 symbols
@@ -886,7 +888,7 @@ def encode_batch_words(buf, offsets, out_offsets, N, P, F, n_chunks, out, counts
         for d in range(d0, d1):
             normbuf, n = normalize(buf, offsets[d], offsets[d + 1], units, pool, root_ok, ud_bc, ud_value, flags,
                                    cls, S[0])
-            S = _fit_words((normbuf,) + S[1:], n)
+            S = _fit_words(S, normbuf, n)
             syms = S[1]
             m = words_loop(P, normbuf, n, S, tab, used, syms)
             lo = out_offsets[d]

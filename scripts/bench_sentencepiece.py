@@ -196,16 +196,18 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--all-models", action="store_true", help="also the .model files of the shared data")
     ap.add_argument("--skip-extras", action="store_true", help="skip worst case and 250k load")
-    ap.add_argument("--only", default="", help="bench only models whose file name contains this (e.g. unigram)")
+    ap.add_argument("--only", default="", help="bench only the trained models whose name contains this"
+                    " (e.g. 'bpe'); implies --skip-extras")
     args = ap.parse_args()
     root = shared_data()
     cache = Path(os.environ.get("NBTOK_BENCH_CACHE", Path.home() / ".cache" / "nbtok-bench"))
     threads = [int(x) for x in args.threads.split(",")]
     models = list(train_models(root, cache).values())
-    if args.all_models:
-        models += sorted((root / "models" / "sentencepiece").glob("*.model"))
     if args.only:
         models = [m for m in models if args.only in m.name]
+        args.skip_extras = True
+    if args.all_models:
+        models += sorted((root / "models" / "sentencepiece").glob("*.model"))
     texts = corpora(root, args.mb)
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; best of {args.repeat}, interleaved\n")
     for path in models:

@@ -43,8 +43,9 @@ def pair_value(map_keys, map_values, left, right):
 # The merge loop takes its pair lookup as a function argument ``pairs(P, left, right)`` ->
 # merge value (rank << 32 | merged id) or -1, with the lookup's own arrays in the tuple ``P``.
 # Numba compiles one loop per lookup function, each calling its lookup directly. All flavours
-# look pairs up in a merge table (``table_pairs``), byte-level and SentencePiece BPE behind a
-# front cache (``cached_table_pairs``). The loops that take ``pairs`` are ``@inline_kernel``:
+# look pairs up in a merge table (``table_pairs``), byte-level BPE behind a front cache
+# (``cached_table_pairs``), SentencePiece BPE's word loop behind a bit set of the merges
+# (``filtered_table_pairs``). The loops that take ``pairs`` are ``@inline_kernel``:
 # a function value passed on through a call that is not inlined leaves the Python function
 # object's address in the compiled code, which Numba then refuses to cache on disk.
 
@@ -80,6 +81,44 @@ def cached_table_pairs(P, left, right):
     cache[row, 0] = key
     cache[row, 1] = v
     return v
+
+
+@inline_kernel
+def _filter_bit(key, nbits):
+    return np.int64((np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)) & (nbits - 1)
+
+
+@kernel
+def new_pair_filter(map_keys):
+    """Bit set (``uint64[]``, a power of two of at least 2^10 words) over the hashed keys of a
+    merge table: about 16 bits a merge, so a pair that is no merge finds its bit clear
+    (most of them, see ``filtered_table_pairs``) in a set that stays in cache."""
+    n = 0
+    for i in range(map_keys.shape[0]):
+        if map_keys[i] != -1:
+            n += 1
+    nbits = 1 << 16
+    while nbits < 16 * n and nbits < (1 << 24):
+        nbits *= 2
+    bits = np.zeros(nbits >> 6, np.uint64)
+    for i in range(map_keys.shape[0]):
+        if map_keys[i] != -1:
+            h = _filter_bit(map_keys[i], nbits)
+            bits[h >> 6] |= np.uint64(1) << np.uint64(h & 63)
+    return bits
+
+
+@leaf_kernel
+def filtered_table_pairs(P, left, right):
+    """P = (map_keys, map_values, filter): the merge table behind a ``new_pair_filter``. Most
+    adjacent symbols of a word are no merge; the filter answers them without a probe of the
+    (multi-megabyte) table."""
+    bits = P[2]
+    key = (np.int64(left) << 32) | np.int64(right)
+    h = _filter_bit(key, bits.shape[0] << 6)
+    if (bits[h >> 6] >> np.uint64(h & 63)) & np.uint64(1) == 0:
+        return np.int64(-1)
+    return intmap_get(P[0], P[1], key, np.int64(-1))
 
 
 # ---------------------------------------------------------------- the merge loop

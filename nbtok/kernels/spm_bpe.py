@@ -21,7 +21,7 @@ import numpy as np
 from numba import prange
 
 from .._jit import batch_kernel, inline_kernel, kernel, leaf_kernel
-from .bpe import LONG_PIECE, LOW32, bpe_merge, cached_table_pairs, merge_piece, new_pair_cache
+from .bpe import LONG_PIECE, LOW32, bpe_merge, filtered_table_pairs, merge_piece
 from .bpe import new_scratch as bpe_new_scratch
 from .hashmap import mix64
 from .normalize import SPACE0, SPACE1, SPACE2, normalize, one_char_len, utf8_char_len
@@ -411,14 +411,14 @@ def seed_rng(seed):
 # ====================================================================== hashed pieces (fast path)
 # The trie costs more to build than the whole fast path needs: one hash table over the pieces,
 # keyed by a polynomial hash H(s) = sum (s_i + 1) * B^(len - 1 - i) mod 2^64, a hit confirmed by
-# comparing bytes (so a collision cannot match). It gives the initial symbols (``piece_lookup``)
+# comparing bytes (so a collision cannot match). It gives the initial symbols (``char_sym``)
 # and builds the merge table (``build_merges``), through which the word loop runs the one merge
-# loop, ``kernels.bpe.merge_piece``, with its ``cached_table_pairs`` lookup.
+# loop, ``kernels.bpe.merge_piece``, with its ``filtered_table_pairs`` lookup.
 #
 # P = (table int64[2 * cap] of (hash, offset << 32 | length << 20 | piece id, or -1),
-#      ascii int32[128] (piece id of each ASCII character, or -1), piece_bytes,
-#      bigrams uint64[] (``build_bigrams``), the merge table's keys and values,
-#      kinds, split_left, split_right, has_unused, V)
+#      char_syms int32[BMP] (the initial symbol of each BMP character), piece_bytes,
+#      bigrams uint64[] (``build_bigrams``), the merge table's keys and values, its
+#      ``kernels.bpe.new_pair_filter``, kinds, split_left, split_right, has_unused, V)
 
 HASH_B = 0x100000001B3
 
@@ -446,9 +446,11 @@ def poly_hash(buf, s, e):
 def build_piece_table(piece_bytes, piece_offsets, kinds):
     """Hash table over the NORMAL / USER_DEFINED / UNUSED pieces (see above).
 
-    Returns (table, ascii, dup) with dup = the id of a piece whose bytes repeat an earlier one
-    (-1 if none). Needs V < 2^20, pieces shorter than 4096 bytes and fewer than 2^31 piece
-    bytes (``table_fits``)."""
+    Returns (table, char_syms, dup): char_syms int32[BMP] is the initial symbol of each
+    character of the Basic Multilingual Plane (its piece, else ``V + code point``, see
+    ``bmp_code``); dup = the id of a piece whose bytes repeat an earlier one (-1 if none).
+    Needs V < 2^20, pieces shorter than 4096 bytes and fewer than 2^31 piece bytes
+    (``table_fits``)."""
     V = piece_offsets.shape[0] - 1
     cap = 16
     while cap < 2 * V:
@@ -457,7 +459,8 @@ def build_piece_table(piece_bytes, piece_offsets, kinds):
     table = np.empty(2 * cap, np.int64)
     for i in range(cap):
         table[2 * i + 1] = -1
-    ascii = np.full(128, -1, np.int32)
+    char_syms = np.arange(V, V + BMP).astype(np.int32)
+    claimed = np.zeros(BMP, np.bool_)
     dup = -1
     for p in range(V):
         k = kinds[p]
@@ -473,9 +476,34 @@ def build_piece_table(piece_bytes, piece_offsets, kinds):
             i = (i + 1) & mask
         table[2 * i] = np.int64(h)
         table[2 * i + 1] = (s << 32) | ((e - s) << 20) | p
-        if e - s == 1 and piece_bytes[s] < 128 and ascii[piece_bytes[s]] < 0:
-            ascii[piece_bytes[s]] = p
-    return table, ascii, dup
+        cp = bmp_code(piece_bytes, s, e - s) if e - s == one_char_len(piece_bytes[s], e - s) else -1
+        if cp >= 0 and not claimed[cp]:
+            claimed[cp] = True
+            char_syms[cp] = p
+    return table, char_syms, dup
+
+
+BMP = 0x10000
+
+
+@inline_kernel
+def bmp_code(text, s, mblen):
+    """Code point of the character ``text[s:s+mblen]`` if it is the shortest UTF-8 encoding
+    of a code point below ``BMP`` (one to three bytes), else -1. Each accepted code point has
+    exactly one accepted encoding, so ``char_syms[cp]`` stands for these bytes."""
+    b0 = np.int64(text[s])
+    if mblen == 1:
+        return b0 if b0 < 0x80 else np.int64(-1)
+    if mblen == 2:
+        b1 = np.int64(text[s + 1])
+        cp = ((b0 & 0x1F) << 6) | (b1 & 0x3F)
+        return cp if (b1 & 0xC0) == 0x80 and cp >= 0x80 else np.int64(-1)
+    if mblen == 3:
+        b1 = np.int64(text[s + 1])
+        b2 = np.int64(text[s + 2])
+        cp = ((b0 & 0x0F) << 12) | ((b1 & 0x3F) << 6) | (b2 & 0x3F)
+        return cp if (b1 & 0xC0) == 0x80 and (b2 & 0xC0) == 0x80 and cp >= 0x800 else np.int64(-1)
+    return np.int64(-1)
 
 
 @inline_kernel
@@ -501,12 +529,14 @@ def table_find(table, piece_bytes, h, text, s, e):
 
 
 @inline_kernel
-def piece_lookup(table, ascii_ids, piece_bytes, text, s, e):
-    """Id of the matchable piece equal to ``text[s:e]``, or -1."""
-    if e - s == 1 and text[s] < 128:
-        return np.int64(ascii_ids[text[s]])
-    h, _ = poly_hash(text, s, e)
-    return table_find(table, piece_bytes, h, text, s, e)
+def char_sym(table, char_syms, piece_bytes, V, text, s, mblen):
+    """Initial symbol of the character ``text[s:s+mblen]``: its piece, else ``V + code point``."""
+    cp = bmp_code(text, s, mblen)
+    if cp >= 0:
+        return np.int64(char_syms[cp])
+    h, _ = poly_hash(text, s, s + mblen)
+    v = table_find(table, piece_bytes, h, text, s, s + mblen)
+    return v if v >= 0 else char_symbol(text, s, mblen, V)
 
 
 @kernel
@@ -557,16 +587,13 @@ def build_merges(table, piece_bytes, piece_offsets, kinds, ranks):
 
 
 @leaf_kernel
-def word_symbols(table, ascii_ids, piece_bytes, V, text, a, b, syms):
+def word_symbols(table, char_syms, piece_bytes, V, text, a, b, syms):
     """Initial symbols of ``text[a:b]``, one per character; returns their count."""
     m = 0
     p = a
     while p < b:
         mblen = one_char_len(text[p], b - p)
-        v = piece_lookup(table, ascii_ids, piece_bytes, text, p, p + mblen)
-        if v < 0:
-            v = char_symbol(text, p, mblen, V)
-        syms[m] = v
+        syms[m] = char_sym(table, char_syms, piece_bytes, V, text, p, mblen)
         m += 1
         p += mblen
     return m
@@ -610,12 +637,14 @@ def new_word_scratch(n):
             np.empty(256, np.int64))
 
 
-@kernel
-def _fit_words(S, n):
+@inline_kernel
+def _fit_words(S, normbuf, n):
+    """``S`` with ``normbuf`` (from ``normalize``) and room for n normalized bytes; inlined, as
+    it runs once a document."""
     if S[1].shape[0] >= n + 16:
-        return S
+        return (normbuf,) + S[1:]
     T = new_word_scratch(max(n, 2 * S[1].shape[0]))
-    return (S[0],) + T[1:]
+    return (normbuf,) + T[1:]
 
 
 WORD_SLOT = 8  # int64 per word-cache slot: hash, length | count << 8, 24 word bytes, 6 int32 symbols
@@ -637,18 +666,18 @@ def new_word_cache(bits):
 
 
 @leaf_kernel
-def merge_word(P, pc, text, a, b, S, out, o):
+def merge_word(P, text, a, b, S, out, o):
     """BPE of the word ``text[a:b]`` through ``kernels.bpe.merge_piece``: symbols appended to
     ``out`` at ``o``; returns the new o."""
-    table, ascii_ids, piece_bytes, bigrams, map_keys, map_values, kinds, split_left, split_right, has_unused, V = P
+    table, char_syms, piece_bytes, bigrams, map_keys, map_values, pair_filter, kinds, split_left, split_right, has_unused, V = P
     wsyms, heap, prev, nxt, pair_at, queue, stack = S[2], S[3], S[4], S[5], S[6], S[7], S[8]
-    m = word_symbols(table, ascii_ids, piece_bytes, V, text, a, b, wsyms)
-    m = merge_piece(wsyms, m, heap, prev, nxt, pair_at, 0.0, queue, cached_table_pairs, (map_keys, map_values, pc))
+    m = word_symbols(table, char_syms, piece_bytes, V, text, a, b, wsyms)
+    m = merge_piece(wsyms, m, heap, prev, nxt, pair_at, 0.0, queue, filtered_table_pairs, (map_keys, map_values, pair_filter))
     return emit_symbols(wsyms, m, kinds, split_left, split_right, has_unused, V, stack, out, o)
 
 
 @leaf_kernel
-def words_loop(P, pc, text, n, S, tab, used, out):
+def words_loop(P, text, n, S, tab, used, out):
     """BPE of ``text[:n]`` (normalized) word by word, a word starting at each U+2581 that
     follows another character; short words' symbols are cached in ``tab`` (keyed by their
     bytes). Symbols into ``out``; returns their count.
@@ -678,12 +707,12 @@ def words_loop(P, pc, text, n, S, tab, used, out):
                 mblen = one_char_len(text[p], b - p)
                 cp = char_symbol(text, p, mblen, 0)
                 if prev >= 0 and not _bigram_bit(bigrams, nbits, prev, cp):
-                    o = _unit(P, pc, text, sa, p, S, tab, used, mask, out, o)
+                    o = _unit(P, text, sa, p, S, tab, used, mask, out, o)
                     sa = p
                 prev = cp
                 p += mblen
             a = sa
-        o = _unit(P, pc, text, a, b, S, tab, used, mask, out, o)
+        o = _unit(P, text, a, b, S, tab, used, mask, out, o)
         a = b
     return o
 
@@ -784,12 +813,15 @@ def _store_word(tab, used, mask, q, h, ln, w0, w1, w2, out, o, cnt):
 
 
 @inline_kernel
-def _unit(P, pc, text, a, b, S, tab, used, mask, out, o):
+def _unit(P, text, a, b, S, tab, used, mask, out, o):
     """Symbols of the word (or part of a word) ``text[a:b]`` into ``out`` at ``o``: from the
     word cache, or merged and then cached. Returns the new o."""
     ln = b - a
+    if one_char_len(text[a], ln) == ln:  # one character: its initial symbol (nothing to merge or re-split)
+        out[o] = char_sym(P[0], P[1], P[2], P[11], text, a, ln)
+        return o + 1
     if mask == 0 or ln > WORD_BYTES:
-        return merge_word(P, pc, text, a, b, S, out, o)
+        return merge_word(P, text, a, b, S, out, o)
     h, w0, w1, w2 = _word_key(text, a, b)
     q, hit = _word_slot(tab, mask, h, ln, w0, w1, w2)
     if hit:
@@ -798,7 +830,7 @@ def _unit(P, pc, text, a, b, S, tab, used, mask, out, o):
             x = tab[q + 5 + (t >> 1)]
             out[o + t] = (x >> 32) if t & 1 else (x & LOW32)
         return o + cnt
-    o2 = merge_word(P, pc, text, a, b, S, out, o)
+    o2 = merge_word(P, text, a, b, S, out, o)
     if o2 - o <= WORD_SYMS:
         _store_word(tab, used, mask, q, h, ln, w0, w1, w2, out, o, o2 - o)
     return o2
@@ -816,9 +848,8 @@ def encode_one_words(text, N, P, F):
     while bits < 16 and (1 << bits) < n // 8:
         bits += 1
     tab, used = new_word_cache(bits if n > 256 else 0)
-    pc = new_pair_cache(1 << min(bits + 4, 12))
     syms = S[1]
-    m = words_loop(P, pc, normbuf, n, S, tab, used, syms)
+    m = words_loop(P, normbuf, n, S, tab, used, syms)
     out = np.empty(count_ids(syms, m, V, byte_fallback, bos, eos), np.int32)
     finish_ids(syms, m, V, unk_id, byte_fallback, byte_ids, bos, eos, out, 0)
     return out
@@ -833,14 +864,14 @@ def symbols_one_words(text, N, P):
                            np.empty(3 * size + 8, np.uint8))
     S = new_word_scratch(n)
     tab, used = new_word_cache(0)
-    m = words_loop(P, new_pair_cache(), normbuf, n, S, tab, used, S[1])
+    m = words_loop(P, normbuf, n, S, tab, used, S[1])
     return S[1][:m].copy(), normbuf[:n].copy()
 
 
 @batch_kernel
 def encode_batch_words(buf, offsets, out_offsets, N, P, F, n_chunks, n_workers, out, counts):
     """Parallel batch encode through the word loop (contract of ``kernels.unigram.encode_batch``);
-    each worker has its own word cache and pair cache, warm from one of its chunks to the next."""
+    each worker has its own word cache, warm from one of its chunks to the next."""
     units, pool, root_ok, ud_bc, ud_value, flags, cls = N
     Vf, unk_id, byte_fallback, byte_ids, bos, eos = F
     bounds = chunk_bounds(offsets, n_chunks)
@@ -853,15 +884,14 @@ def encode_batch_words(buf, offsets, out_offsets, N, P, F, n_chunks, n_workers, 
         while bits < 17 and (1 << bits) < nbytes // 8:
             bits += 1
         tab, used = new_word_cache(bits)
-        pc = new_pair_cache(1 << min(bits, 12))
         tmp_ids = np.empty(64, np.int32)
         for c in range(w, n_chunks, n_workers):
             for d in range(bounds[c], bounds[c + 1]):
                 normbuf, n = normalize(buf, offsets[d], offsets[d + 1], units, pool, root_ok, ud_bc, ud_value,
                                        flags, cls, S[0])
-                S = _fit_words((normbuf,) + S[1:], n)
+                S = _fit_words(S, normbuf, n)
                 syms = S[1]
-                m = words_loop(P, pc, normbuf, n, S, tab, used, syms)
+                m = words_loop(P, normbuf, n, S, tab, used, syms)
                 lo = out_offsets[d]
                 hi = out_offsets[d + 1]
                 if hi - lo >= 4 * m + 2:

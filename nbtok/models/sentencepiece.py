@@ -20,6 +20,7 @@ from ..formats.sentencepiece_model import (BPE, BYTE, CONTROL, NORMAL, NORMALIZE
 from ..kernels import normalize as knorm
 from ..kernels import spm_bpe as kbpe
 from ..kernels import unigram as kuni
+from ..kernels.bpe import new_pair_filter
 from ..kernels.hashmap import IntMap
 from ..kernels.ragged import batch_chunks
 from ..kernels.trie import build_trie
@@ -190,14 +191,14 @@ class SentencePieceModel:
             self.P = None
             lens_ok = V < (1 << 20) and int(lens.max()) < 4096 and pb.size < (1 << 31)
             if lens_ok:
-                table, ascii_ids, dup = kbpe.build_piece_table(pb, proto.piece_offsets, kinds)
+                table, char_syms, dup = kbpe.build_piece_table(pb, proto.piece_offsets, kinds)
                 if dup >= 0:
                     raise ValueError("sentencepiece model: a piece is defined twice")
                 keys, vals, sl, sr = kbpe.build_merges(table, pb, proto.piece_offsets, kinds, self._ranks)
                 self.merges = IntMap.from_arrays(keys, vals)
-                self.P = (table, ascii_ids, pb, kbpe.build_bigrams(pb, proto.piece_offsets, kinds),
-                          self.merges.keys, self.merges.values, kinds, sl, sr, bool(np.any(kinds == UNUSED)),
-                          np.int64(V))
+                self.P = (table, char_syms, pb, kbpe.build_bigrams(pb, proto.piece_offsets, kinds),
+                          self.merges.keys, self.merges.values, new_pair_filter(self.merges.keys), kinds, sl, sr,
+                          bool(np.any(kinds == UNUSED)), np.int64(V))
             else:
                 self.trie  # noqa: B018 (checks for repeated pieces)
             # word-by-word merging (and its cache) is exact when no piece can cross a word start
@@ -234,7 +235,7 @@ class SentencePieceModel:
                 keys, vals, sl, sr = kbpe.build_merge_entries(pb, po, kinds, self._ranks, self.trie[0], self.trie[1])
                 self.merges = IntMap.from_arrays(keys, vals)
             else:
-                sl, sr = self.P[7], self.P[8]
+                sl, sr = self.P[8], self.P[9]
             self._M = (self.trie[0], self.trie[1], self.merges.keys, self.merges.values, kinds, sl, sr,
                        np.int64(V))
             space = "\u2581".encode()

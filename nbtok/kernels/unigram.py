@@ -258,9 +258,11 @@ def new_scratch(n):
             np.empty(n + 17, np.int32), np.empty(n + 16, np.int64))
 
 
-@kernel
-def _fit(scratch, n):
-    normbuf, best, start_at, node_id, syms = scratch
+@inline_kernel
+def _fit(scratch, normbuf, n):
+    """``scratch`` with ``normbuf`` (from ``normalize``) and lattice room for n normalized
+    bytes; inlined, as it runs once a document."""
+    best, start_at, node_id, syms = scratch[1], scratch[2], scratch[3], scratch[4]
     if best.shape[0] < n + 1:
         cap = max(n + 1, 2 * best.shape[0])
         best = np.empty(cap, np.float32)
@@ -276,8 +278,7 @@ def encode_symbols(text, start, end, N, M, scratch):
     units, pool, root_ok, ud_bc, ud_value, flags, cls = N
     bc, idsc, unk_score, V = M
     normbuf, n = normalize(text, start, end, units, pool, root_ok, ud_bc, ud_value, flags, cls, scratch[0])
-    scratch = (normbuf, scratch[1], scratch[2], scratch[3], scratch[4])
-    scratch = _fit(scratch, n)
+    scratch = _fit(scratch, normbuf, n)
     m = viterbi(normbuf, n, bc, idsc, unk_score, V, scratch[1], scratch[2], scratch[3], scratch[4])
     return scratch, m
 
@@ -345,22 +346,18 @@ def encode_batch(buf, offsets, out_offsets, N, M, F, n_chunks, n_workers, out, c
     Vf, unk_id, byte_fallback, byte_ids, bos, eos = F
     bounds = chunk_bounds(offsets, n_chunks)
     for w in prange(n_workers):
-        normbuf, best, start_at, node_id, syms = new_scratch(1024)
+        scratch = new_scratch(1024)
         tmp = np.empty(64, np.int32)
         for c in range(w, n_chunks, n_workers):
             for d in range(bounds[c], bounds[c + 1]):
                 normbuf, n = normalize(buf, offsets[d], offsets[d + 1], units, pool, root_ok, ud_bc, ud_value, flags,
-                                       cls, normbuf)
-                if best.shape[0] < n + 1:
-                    cap = max(n + 1, 2 * best.shape[0])
-                    best = np.empty(cap, np.float32)
-                    start_at = np.empty(cap, np.int32)
-                    node_id = np.empty(cap, np.int32)
-                    syms = np.empty(cap, np.int64)
-                m = viterbi(normbuf, n, bc, idsc, unk_score, V, best, start_at, node_id, syms)
+                                       cls, scratch[0])
+                scratch = _fit(scratch, normbuf, n)
+                syms = scratch[4]
+                m = viterbi(normbuf, n, bc, idsc, unk_score, V, scratch[1], scratch[2], scratch[3], syms)
                 lo = out_offsets[d]
                 hi = out_offsets[d + 1]
-                if hi - lo >= 4 * m + 2:
+                if hi - lo >= 4 * m + 2:  # place_ids' first case, without a call per document
                     counts[d] = finish_ids(syms, m, Vf, unk_id, byte_fallback, byte_ids, bos, eos, out, lo) - lo
                 else:
                     counts[d] = place_ids(syms, m, F, out, lo, hi, tmp)

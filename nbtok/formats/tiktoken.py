@@ -35,7 +35,8 @@ def read_tiktoken(path):
     data = _read_bytes(path)
     piece_bytes, piece_offsets, ranks, line, error = rf.parse_rank_lines(np.frombuffer(data, np.uint8))
     if error != rf.OK:
-        text = data.splitlines()[line - 1] if line <= len(data.splitlines()) else b""
+        lines = data.splitlines()
+        text = lines[line - 1] if line <= len(lines) else b""
         raise ValueError(f"{path}:{line}: {_ERRORS[error]}: {text[:60]!r}")
     if ranks.size == 0:
         raise ValueError(f"{path}: no ranks found")

@@ -25,17 +25,29 @@ def utf8_array(text):
     return np.frombuffer(utf8(text), np.uint8)
 
 
-def pack_utf8(texts):
-    """``(buf uint8[total], offsets int64[n + 1], encoded list[bytes])`` for a list of str."""
+def pack_utf8(texts, as_bytes=utf8):
+    """``(buf uint8[total], offsets int64[n + 1], joined bytes)`` for a list of texts: their
+    UTF-8 bytes end to end (``buf`` is a view of ``joined``). A list of ASCII str (``str.isascii``
+    is a flag lookup) is joined and encoded at once; a text ``str.encode`` does not take goes
+    through ``as_bytes`` (``utf8``: lone surrogates as tiktoken; non-str raises TypeError)."""
+    n = len(texts)
     try:
-        encoded = list(map(str.encode, texts))
-    except (UnicodeEncodeError, TypeError):
-        encoded = [utf8(t) for t in texts]
-    offsets = np.zeros(len(encoded) + 1, np.int64)
-    if encoded:
-        np.cumsum(np.fromiter(map(len, encoded), np.int64, len(encoded)), out=offsets[1:])
-    buf = np.frombuffer(b"".join(encoded), np.uint8)
-    return buf, offsets, encoded
+        ascii_only = all(map(str.isascii, texts))
+    except TypeError:  # some text is not a str
+        ascii_only = False
+    if ascii_only:
+        joined = "".join(texts).encode()
+        lengths = np.fromiter(map(len, texts), np.int64, n)
+    else:
+        try:
+            encoded = list(map(str.encode, texts))
+        except (UnicodeEncodeError, TypeError):
+            encoded = [as_bytes(t) for t in texts]
+        joined = b"".join(encoded)
+        lengths = np.fromiter(map(len, encoded), np.int64, n)
+    offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return np.frombuffer(joined, np.uint8), offsets, joined
 
 
 def split_ragged(flat, offsets):

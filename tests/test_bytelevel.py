@@ -144,6 +144,18 @@ def test_special_token_inside_regex_piece_splits_it(gpt2):
         assert gpt2.encode(text, allowed_special="all").tolist() == ref.encode(text, allowed_special="all")
 
 
+def test_batch_disallowed_special_is_found_per_document(gpt2):
+    ref = tiktoken_gpt2_ranks_with("gpt2")
+    texts = ["plain", "x <|endoftext|>", "ascii only"]
+    with pytest.raises(ValueError, match="disallowed special token"):
+        gpt2.encode_batch(texts)
+    straddling = ["ends with <|endof", "text|> starts the next"]  # no document holds the token
+    got = [x.tolist() for x in gpt2.encode_batch(straddling)]
+    assert got == ref.encode_batch(straddling)
+    mixed = ["héllo", "ok", "日本"]  # the non-ASCII packing path
+    assert [x.tolist() for x in gpt2.encode_batch(mixed)] == ref.encode_batch(mixed)
+
+
 def test_lone_surrogates_behave_like_tiktoken(gpt2):
     ref = tiktoken_gpt2_ranks_with("gpt2")
     for text in ["a\ud800b", "\udfff", "x\ud83d\ude43y", "\ud83d"]:

@@ -191,11 +191,12 @@ class ByteLevelBPE:
 
     def encode_batch_ragged(self, texts, allowed_special=frozenset(), disallowed_special="all", num_threads=None):
         allowed, disallowed = self._allowed(allowed_special, disallowed_special)
-        buf, offsets, encoded = pack_utf8(texts)
-        if disallowed:
-            for data in encoded:
-                for token in disallowed:
-                    if token.encode() in data:
+        buf, offsets, joined = pack_utf8(texts)
+        for token in disallowed:
+            t = token.encode()
+            if t in joined:  # then look document by document (an occurrence may straddle two)
+                for d in range(len(offsets) - 1):
+                    if t in joined[offsets[d]:offsets[d + 1]]:
                         self._raise_disallowed(token)
         threads = numba.get_num_threads() if num_threads is None else int(num_threads)
         no_ends = np.zeros(0, np.int64)
@@ -206,7 +207,8 @@ class ByteLevelBPE:
             given_offsets = np.zeros(len(texts) + 1, np.int64)
             np.cumsum(counts, out=given_offsets[1:])
         else:  # regex fallback with special tokens: split each document in Python
-            parts = [self._encode_fallback(d, allowed) for d in encoded]
+            parts = [self._encode_fallback(joined[offsets[d]:offsets[d + 1]], allowed)
+                     for d in range(len(offsets) - 1)]
             id_offsets = np.zeros(len(parts) + 1, np.int64)
             np.cumsum(np.fromiter(map(len, parts), np.int64, len(parts)), out=id_offsets[1:])
             return (np.concatenate(parts) if parts else np.zeros(0, np.int32)), id_offsets

@@ -24,6 +24,7 @@ from ..kernels.bpe import new_pair_filter
 from ..kernels.hashmap import IntMap
 from ..kernels.ragged import batch_chunks
 from ..kernels.trie import build_trie
+from ..text import pack_utf8
 from ..vocab import Vocab
 
 SPACE = "\u2581"
@@ -64,25 +65,6 @@ def _as_bytes(text):
     if isinstance(text, (bytes, bytearray, memoryview)):
         return bytes(text)
     raise TypeError(f"text must be str or bytes, not {type(text).__name__}")
-
-
-def _concat_utf8(texts):
-    """(uint8 buffer of the texts' UTF-8 bytes end to end, int64 byte length of each text).
-
-    A list of ASCII str (``str.isascii`` is a flag lookup) is joined and encoded at once: its
-    lengths are its character counts."""
-    n = len(texts)
-    try:
-        ascii_only = all(map(str.isascii, texts))
-    except TypeError:  # some text is not a str
-        ascii_only = False
-    if ascii_only:
-        return np.frombuffer("".join(texts).encode(), np.uint8), np.fromiter(map(len, texts), np.int64, n)
-    try:
-        data = list(map(str.encode, texts))
-    except TypeError:
-        data = [_as_bytes(t) for t in texts]
-    return np.frombuffer(b"".join(data), np.uint8), np.fromiter(map(len, data), np.int64, n)
 
 
 class SentencePieceModel:
@@ -390,11 +372,9 @@ class SentencePieceModel:
             raise TypeError("encode_batch expects a list of texts, not a single text")
         if not isinstance(texts, (list, tuple)):
             texts = list(texts)
-        buf, lens = _concat_utf8(texts)
+        buf, offsets, _ = pack_utf8(texts, _as_bytes)
         n = len(texts)
-        offsets = np.zeros(n + 1, np.int64)
-        np.cumsum(lens, out=offsets[1:])
-        room = lens + 4
+        room = np.diff(offsets) + 4
         out_offsets = np.zeros(n + 1, np.int64)
         np.cumsum(room, out=out_offsets[1:])
         out = np.empty(int(out_offsets[-1]), np.int32)

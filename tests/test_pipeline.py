@@ -9,6 +9,7 @@ from functools import lru_cache
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import nbtok
 
@@ -77,6 +78,18 @@ def test_offsets_equal_hf_on_every_fixture_line(gpt2, hf):
     assert np.array_equal(batch.offsets, flat)
     assert np.array_equal(batch.ids, np.array([i for e in expected for i in e.ids], np.int32))
     assert [batch[i].tolist() for i in range(3)] == [e.ids for e in expected[:3]]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(st.characters(blacklist_categories=()), max_size=12), max_size=8))
+def test_pack_utf8_is_each_text_encoded(texts):
+    # one kernel encodes the texts joined with U+0000 (a text with U+0000 or a lone surrogate
+    # takes the per-text path): the bytes and offsets are those of each text's own encoding
+    from nbtok.text import pack_utf8, utf8
+    buf, offsets = pack_utf8(texts)
+    encoded = [utf8(t) for t in texts]
+    assert buf.tobytes() == b"".join(encoded)
+    assert np.diff(offsets).tolist() == [len(e) for e in encoded] and offsets[0] == 0
 
 
 def test_unpadded_ragged_view(gpt2):

@@ -215,12 +215,17 @@ def test_batch_matches_single_and_threads(spm_models):
     assert ids.size == 0 and offsets.tolist() == [0]
 
 
-def test_batch_overflow_fallback(spm_models):
-    # NFKC expands U+FDFA (3 bytes) into 33 bytes: more ids than the per-document room
+def test_batch_overflow_fallback(spm_models, monkeypatch):
+    # NFKC expands U+FDFA (3 bytes) into 33 bytes: more ids than the room of the chunk, so the
+    # batch kernel gives those documents up and they are encoded one at a time and spliced in
     tok, sp = load_pair(spm_models["uni_bf_nfkc"])
-    lines = ["\ufdfa" * 40, "plain", "\u3300" * 30 + "x"]
+    lines = ["first", "\ufdfa" * 40, "plain", "\u3300" * 30 + "x", "\ufdfa" * 50, "last"]
+    redone = []
+    encode = tok.model.encode
+    monkeypatch.setattr(tok.model, "encode", lambda text, *a, **k: redone.append(text) or encode(text, *a, **k))
     ids, offsets = tok.encode_batch_ragged(lines)
-    assert [ids[offsets[i]:offsets[i + 1]].tolist() for i in range(3)] == sp.encode(lines)
+    assert [ids[offsets[i]:offsets[i + 1]].tolist() for i in range(len(lines))] == sp.encode(lines)
+    assert "\ufdfa" * 50 in redone
 
 
 def test_save_sentencepiece_roundtrip(spm_models, tmp_path):

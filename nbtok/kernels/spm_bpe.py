@@ -25,7 +25,7 @@ from .bpe import LONG_PIECE, LOW32, bpe_merge, filtered_table_pairs, merge_piece
 from .bpe import new_scratch as bpe_new_scratch
 from .hashmap import mix64
 from .normalize import SPACE0, SPACE1, SPACE2, normalize, one_char_len, utf8_char_len
-from .ragged import chunk_bounds, worker_bytes
+from .ragged import worker_bytes
 from .runqueue import runqueue_over
 from .trie import exact_match, longest_prefix
 from .unigram import char_symbol, count_ids, finish_ids, place_ids
@@ -388,19 +388,24 @@ def symbols_one(text, N, M, dropout, W):
 
 
 @batch_kernel
-def encode_batch(buf, offsets, out_offsets, N, M, F, n_chunks, n_workers, out, counts, W):
+def encode_batch(buf, offsets, out_offsets, N, M, F, bounds, n_workers, out, counts, used, W):
     """Parallel batch encode; same contract as ``kernels.unigram.encode_batch``.
 
     Each worker has its own word cache, warm from one of its chunks to the next."""
-    bounds = chunk_bounds(offsets, n_chunks)
+    n_chunks = bounds.shape[0] - 1
     for w in prange(n_workers):
         scratch = new_scratch(1024)
         C = new_cache(1 << 18 if W[0] else 64, 1 << 22 if W[0] else 64)
         tmp = np.empty(64, np.int32)
         for c in range(w, n_chunks, n_workers):
+            o = out_offsets[bounds[c]]
+            hi = out_offsets[bounds[c + 1]]
             for d in range(bounds[c], bounds[c + 1]):
                 scratch, syms, m = encode_symbols(buf, offsets[d], offsets[d + 1], N, M, scratch, 0.0, C, W)
-                counts[d] = place_ids(syms, m, F, out, out_offsets[d], out_offsets[d + 1], tmp)
+                k = place_ids(syms, m, F, out, o, hi, tmp)
+                counts[d] = k
+                o += max(k, 0)
+            used[c] = o - out_offsets[bounds[c]]
 
 
 @kernel
@@ -869,12 +874,12 @@ def symbols_one_words(text, N, P):
 
 
 @batch_kernel
-def encode_batch_words(buf, offsets, out_offsets, N, P, F, n_chunks, n_workers, out, counts):
+def encode_batch_words(buf, offsets, out_offsets, N, P, F, bounds, n_workers, out, counts, used):
     """Parallel batch encode through the word loop (contract of ``kernels.unigram.encode_batch``);
     each worker has its own word cache, warm from one of its chunks to the next."""
     units, pool, root_ok, ud_bc, ud_value, flags, cls = N
     Vf, unk_id, byte_fallback, byte_ids, bos, eos = F
-    bounds = chunk_bounds(offsets, n_chunks)
+    n_chunks = bounds.shape[0] - 1
     for w in prange(n_workers):
         S = new_word_scratch(1024)
         # the word cache grows with the worker's share of the batch (8 MB at most): small
@@ -883,18 +888,21 @@ def encode_batch_words(buf, offsets, out_offsets, N, P, F, n_chunks, n_workers, 
         bits = 8
         while bits < 17 and (1 << bits) < nbytes // 8:
             bits += 1
-        tab, used = new_word_cache(bits)
+        tab, filled = new_word_cache(bits)
         tmp_ids = np.empty(64, np.int32)
         for c in range(w, n_chunks, n_workers):
+            o = out_offsets[bounds[c]]
+            hi = out_offsets[bounds[c + 1]]
             for d in range(bounds[c], bounds[c + 1]):
                 normbuf, n = normalize(buf, offsets[d], offsets[d + 1], units, pool, root_ok, ud_bc, ud_value,
                                        flags, cls, S[0])
                 S = _fit_words(S, normbuf, n)
                 syms = S[1]
-                m = words_loop(P, normbuf, n, S, tab, used, syms)
-                lo = out_offsets[d]
-                hi = out_offsets[d + 1]
-                if hi - lo >= 4 * m + 2:
-                    counts[d] = finish_ids(syms, m, Vf, unk_id, byte_fallback, byte_ids, bos, eos, out, lo) - lo
+                m = words_loop(P, normbuf, n, S, tab, filled, syms)
+                if hi - o >= 4 * m + 2:
+                    k = finish_ids(syms, m, Vf, unk_id, byte_fallback, byte_ids, bos, eos, out, o) - o
                 else:
-                    counts[d] = place_ids(syms, m, F, out, lo, hi, tmp_ids)
+                    k = place_ids(syms, m, F, out, o, hi, tmp_ids)
+                counts[d] = k
+                o += max(k, 0)
+            used[c] = o - out_offsets[bounds[c]]

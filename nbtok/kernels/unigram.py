@@ -24,7 +24,6 @@ from numba import prange
 
 from .._jit import batch_kernel, inline_kernel, kernel
 from .normalize import normalize, one_char_len
-from .ragged import chunk_bounds
 
 INVALID_BASE = 0x110000
 SCORE_RESET = 100000.0  # kScoreResetThreshold of sentencepiece 0.2.x EncodeOptimized
@@ -332,47 +331,41 @@ def symbols_one(text, N, M):
 
 
 @batch_kernel
-def encode_batch(buf, offsets, out_offsets, N, M, F, n_chunks, n_workers, out, counts):
-    """Encode documents ``buf[offsets[i]:offsets[i+1]]`` in parallel: ``n_chunks`` chunks dealt
-    round-robin to ``n_workers`` workers (``kernels.ragged.batch_chunks``).
+def encode_batch(buf, offsets, out_offsets, N, M, F, bounds, n_workers, out, counts, used):
+    """Encode documents ``buf[offsets[i]:offsets[i+1]]`` in parallel: the chunks ``bounds``
+    (``kernels.ragged.chunk_bounds``) dealt round-robin to ``n_workers`` workers.
 
-    Document i writes at most ``out_offsets[i+1] - out_offsets[i]`` ids at ``out_offsets[i]``;
-    ``counts[i]`` is the number written, or -1 if the room was too small (the caller redoes
-    those documents one at a time). The model tuples are unpacked once per call (a call per
-    document that receives tuples of arrays costs about a microsecond).
+    Chunk c writes its documents' ids one after another from ``out_offsets[bounds[c]]``, within
+    the room ``out_offsets`` gives its documents (``kernels.ragged.gather_chunks`` then joins
+    the chunks): ``counts[i]`` is the number of ids of document i, or -1 if they did not fit
+    (the caller redoes those documents one at a time), ``used[c]`` the ids chunk c wrote.
+    Written this way, a chunk's ids fill consecutive cache lines instead of one line or two
+    per document spread over the whole room. The model tuples are unpacked once per call (a
+    call per document that receives tuples of arrays costs about a microsecond).
     """
     units, pool, root_ok, ud_bc, ud_value, flags, cls = N
     bc, idsc, unk_score, V = M
     Vf, unk_id, byte_fallback, byte_ids, bos, eos = F
-    bounds = chunk_bounds(offsets, n_chunks)
+    n_chunks = bounds.shape[0] - 1
     for w in prange(n_workers):
         scratch = new_scratch(1024)
         tmp = np.empty(64, np.int32)
         for c in range(w, n_chunks, n_workers):
+            o = out_offsets[bounds[c]]
+            hi = out_offsets[bounds[c + 1]]
             for d in range(bounds[c], bounds[c + 1]):
                 normbuf, n = normalize(buf, offsets[d], offsets[d + 1], units, pool, root_ok, ud_bc, ud_value, flags,
                                        cls, scratch[0])
                 scratch = _fit(scratch, normbuf, n)
                 syms = scratch[4]
                 m = viterbi(normbuf, n, bc, idsc, unk_score, V, scratch[1], scratch[2], scratch[3], syms)
-                lo = out_offsets[d]
-                hi = out_offsets[d + 1]
-                if hi - lo >= 4 * m + 2:  # place_ids' first case, without a call per document
-                    counts[d] = finish_ids(syms, m, Vf, unk_id, byte_fallback, byte_ids, bos, eos, out, lo) - lo
+                if hi - o >= 4 * m + 2:  # place_ids' first case, without a call per document
+                    k = finish_ids(syms, m, Vf, unk_id, byte_fallback, byte_ids, bos, eos, out, o) - o
                 else:
-                    counts[d] = place_ids(syms, m, F, out, lo, hi, tmp)
-
-
-@kernel
-def compact_ragged(out, out_offsets, counts, offsets, ids):
-    """Copy each document's ids (``counts[d] >= 0``) from its slot in ``out`` to ``ids[offsets[d]:]``."""
-    for d in range(counts.shape[0]):
-        c = counts[d]
-        if c > 0:
-            src = out_offsets[d]
-            dst = offsets[d]
-            for j in range(c):
-                ids[dst + j] = out[src + j]
+                    k = place_ids(syms, m, F, out, o, hi, tmp)
+                counts[d] = k
+                o += max(k, 0)
+            used[c] = o - out_offsets[bounds[c]]
 
 
 # ------------------------------------------------------------------ sampling (FFBS)

@@ -22,7 +22,7 @@ from ..kernels import spm_bpe as kbpe
 from ..kernels import unigram as kuni
 from ..kernels.bpe import new_pair_filter
 from ..kernels.hashmap import IntMap
-from ..kernels.ragged import batch_chunks
+from ..kernels.ragged import batch_chunks, chunk_bounds, gather_chunks
 from ..kernels.trie import build_trie
 from ..text import pack_utf8
 from ..vocab import Vocab
@@ -372,35 +372,39 @@ class SentencePieceModel:
             raise TypeError("encode_batch expects a list of texts, not a single text")
         if not isinstance(texts, (list, tuple)):
             texts = list(texts)
-        buf, offsets, _ = pack_utf8(texts, _as_bytes)
+        buf, offsets = pack_utf8(texts, _as_bytes)
         n = len(texts)
-        room = np.diff(offsets) + 4
+        res_off = np.zeros(n + 1, np.int64)
+        if not n:
+            return np.zeros(0, np.int32), res_off
         out_offsets = np.zeros(n + 1, np.int64)
-        np.cumsum(room, out=out_offsets[1:])
+        np.cumsum(np.diff(offsets) + 4, out=out_offsets[1:])  # room: 4 ids more than bytes
         out = np.empty(int(out_offsets[-1]), np.int32)
-        counts = np.zeros(n, np.int64)
+        counts = np.empty(n, np.int64)
         F = self._F(add_bos, add_eos)
         workers = max(1, min(numba.get_num_threads(), n))
-        n_chunks = batch_chunks(n, buf.shape[0], workers)
-        if n:
-            if self.model_type == "unigram":
-                kuni.encode_batch(buf, offsets, out_offsets, self.N, self.M, F, n_chunks, workers, out, counts)
-            elif self.fast_words:
-                kbpe.encode_batch_words(buf, offsets, out_offsets, self.N, self.P, F, n_chunks, workers, out, counts)
-            else:
-                kbpe.encode_batch(buf, offsets, out_offsets, self.N, self.M, F, n_chunks, workers, out, counts,
-                                  self.W)
+        bounds = chunk_bounds(offsets, batch_chunks(n, buf.shape[0], workers))
+        used = np.empty(bounds.size - 1, np.int64)
+        if self.model_type == "unigram":
+            kuni.encode_batch(buf, offsets, out_offsets, self.N, self.M, F, bounds, workers, out, counts, used)
+        elif self.fast_words:
+            kbpe.encode_batch_words(buf, offsets, out_offsets, self.N, self.P, F, bounds, workers, out, counts, used)
+        else:
+            kbpe.encode_batch(buf, offsets, out_offsets, self.N, self.M, F, bounds, workers, out, counts, used,
+                              self.W)
+        ids = gather_chunks(out, out_offsets, bounds, used)
         redo = np.flatnonzero(counts < 0)
-        extra = {int(d): self.encode(texts[d], add_bos, add_eos) for d in redo.tolist()}
-        final = counts.copy()
-        for d, ids in extra.items():
-            final[d] = ids.size
-        res_off = np.zeros(n + 1, np.int64)
-        np.cumsum(final, out=res_off[1:])
-        ids = np.empty(int(res_off[-1]), np.int32)
-        kuni.compact_ragged(out, out_offsets, counts, res_off, ids)
-        for d, x in extra.items():
-            ids[res_off[d]:res_off[d + 1]] = x
+        if redo.size:  # documents that outgrew their room (an expanding normalization): one at a time
+            np.cumsum(np.maximum(counts, 0), out=res_off[1:])
+            parts, prev = [], 0
+            for d in redo.tolist():
+                extra = self.encode(texts[d], add_bos, add_eos)
+                parts += [ids[res_off[prev]:res_off[d]], extra]
+                counts[d] = extra.size
+                prev = d + 1
+            parts.append(ids[res_off[prev]:])
+            ids = np.concatenate(parts)
+        np.cumsum(counts, out=res_off[1:])
         return ids, res_off
 
     def sample_encode(self, text, alpha=0.1, nbest_size=-1, seed=None, add_bos=False, add_eos=False):

@@ -26,31 +26,28 @@ def utf8_array(text):
 
 
 def pack_utf8(texts, as_bytes=utf8):
-    """``(buf uint8[total], offsets int64[n + 1])`` for a list of texts: their UTF-8 bytes end
-    to end. A list of str is joined with U+0000 between the texts (if no text has one) and
-    encoded by one kernel (``kernels.ragged.utf8_split``), which also finds the offsets: one
-    pass, where ``str.encode`` per text and a ``len`` per text cost twice as much on non-ASCII
-    text. Otherwise each text goes through ``str.encode``, and one ``str.encode`` does not take
+    """``(buf uint8[total], offsets int64[n + 1], joined bytes)`` for a list of texts: their
+    UTF-8 bytes end to end (``buf`` is a view of ``joined``). A list of ASCII str (``str.isascii``
+    is a flag lookup) is joined and encoded at once; a text ``str.encode`` does not take goes
     through ``as_bytes`` (``utf8``: lone surrogates as tiktoken; non-str raises TypeError)."""
-    from .kernels.ragged import utf8_split  # here: ``import nbtok`` does not import numba
-
     n = len(texts)
-    if n and utf8_split is not None:
-        try:
-            joined = "\x00".join(texts)
-        except TypeError:  # some text is not a str
-            joined = None
-        if joined is not None and joined.count("\x00") == n - 1:
-            buf, offsets, ok = utf8_split(joined, n)
-            if ok:
-                return buf, offsets
     try:
-        encoded = list(map(str.encode, texts))
-    except (UnicodeEncodeError, TypeError):
-        encoded = [as_bytes(t) for t in texts]
+        ascii_only = all(map(str.isascii, texts))
+    except TypeError:  # some text is not a str
+        ascii_only = False
+    if ascii_only:
+        joined = "".join(texts).encode()
+        lengths = np.fromiter(map(len, texts), np.int64, n)
+    else:
+        try:
+            encoded = list(map(str.encode, texts))
+        except (UnicodeEncodeError, TypeError):
+            encoded = [as_bytes(t) for t in texts]
+        joined = b"".join(encoded)
+        lengths = np.fromiter(map(len, encoded), np.int64, n)
     offsets = np.zeros(n + 1, np.int64)
-    np.cumsum(np.fromiter(map(len, encoded), np.int64, n), out=offsets[1:])
-    return np.frombuffer(b"".join(encoded), np.uint8), offsets
+    np.cumsum(lengths, out=offsets[1:])
+    return np.frombuffer(joined, np.uint8), offsets, joined
 
 
 def split_ragged(flat, offsets):

@@ -83,12 +83,12 @@ def test_offsets_equal_hf_on_every_fixture_line(gpt2, hf):
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.text(st.characters(blacklist_categories=()), max_size=12), max_size=8))
 def test_pack_utf8_is_each_text_encoded(texts):
-    # one kernel encodes the texts joined with U+0000 (a text with U+0000 or a lone surrogate
-    # takes the per-text path): the bytes and offsets are those of each text's own encoding
+    # the ASCII join-once path and the per-text path (lone surrogates as tiktoken) alike give
+    # the bytes and offsets of each text's own encoding
     from nbtok.text import pack_utf8, utf8
-    buf, offsets = pack_utf8(texts)
+    buf, offsets, joined = pack_utf8(texts)
     encoded = [utf8(t) for t in texts]
-    assert buf.tobytes() == b"".join(encoded)
+    assert buf.tobytes() == joined == b"".join(encoded)
     assert np.diff(offsets).tolist() == [len(e) for e in encoded] and offsets[0] == 0
 
 

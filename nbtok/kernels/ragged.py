@@ -4,11 +4,6 @@ import numpy as np
 
 from .._jit import kernel
 
-try:  # numba's reader of one code point of a str (kind 1, 2 or 4), as its own str methods use
-    from numba.cpython.unicode import _get_code_point
-except ImportError:  # pragma: no cover (a numba without it: text.pack_utf8 encodes in Python)
-    _get_code_point = None
-
 CHUNK_BYTES = 65536
 MAX_CHUNKS_PER_WORKER = 64
 
@@ -39,52 +34,6 @@ def chunk_bounds(offsets, n_chunks):
         bounds[c] = d
     bounds[n_chunks] = n_docs
     return bounds
-
-
-if _get_code_point is not None:
-    @kernel
-    def utf8_split(joined, n):
-        """``(buf uint8[], offsets int64[n + 1], ok)``: the UTF-8 of the str ``joined``, n texts
-        separated by U+0000, each text's bytes end to end without the separators. ``ok`` is
-        False (and buf empty) if ``joined`` has a lone surrogate, which UTF-8 cannot encode."""
-        size = len(joined)
-        # UTF-8 bytes per code point at most: 1 (ASCII), 2 (Latin-1), 3 (BMP), 4
-        per = 1 if joined._is_ascii else (2 if joined._kind == 1 else (3 if joined._kind == 2 else 4))
-        out = np.empty(per * size, np.uint8)
-        offsets = np.empty(n + 1, np.int64)
-        offsets[0] = 0
-        o = 0
-        d = 0
-        for i in range(size):
-            cp = _get_code_point(joined, i)
-            if cp < 0x80:
-                if cp == 0:
-                    d += 1
-                    offsets[d] = o
-                else:
-                    out[o] = cp
-                    o += 1
-            elif cp < 0x800:
-                out[o] = 0xC0 | (cp >> 6)
-                out[o + 1] = 0x80 | (cp & 0x3F)
-                o += 2
-            elif cp < 0x10000:
-                if 0xD800 <= cp < 0xE000:
-                    return out[:0], offsets, False
-                out[o] = 0xE0 | (cp >> 12)
-                out[o + 1] = 0x80 | ((cp >> 6) & 0x3F)
-                out[o + 2] = 0x80 | (cp & 0x3F)
-                o += 3
-            else:
-                out[o] = 0xF0 | (cp >> 18)
-                out[o + 1] = 0x80 | ((cp >> 12) & 0x3F)
-                out[o + 2] = 0x80 | ((cp >> 6) & 0x3F)
-                out[o + 3] = 0x80 | (cp & 0x3F)
-                o += 4
-        offsets[n] = o
-        return out[:o], offsets, True
-else:  # pragma: no cover
-    utf8_split = None
 
 
 @kernel

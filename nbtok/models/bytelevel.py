@@ -191,8 +191,7 @@ class ByteLevelBPE:
 
     def encode_batch_ragged(self, texts, allowed_special=frozenset(), disallowed_special="all", num_threads=None):
         allowed, disallowed = self._allowed(allowed_special, disallowed_special)
-        buf, offsets = pack_utf8(texts)
-        joined = buf.tobytes() if disallowed or allowed else b""
+        buf, offsets, joined = pack_utf8(texts)
         for token in disallowed:
             t = token.encode()
             if t in joined:  # then look document by document (an occurrence may straddle two)
@@ -231,7 +230,7 @@ class ByteLevelBPE:
         ids, id_offsets = self.encode_batch_ragged(texts, **opts)
         if self.pre.cfg is None:
             raise NotImplementedError("offsets need a pre-tokenizer that covers the text (a scanner pattern)")
-        buf, doc_offsets = pack_utf8(texts)
+        buf, doc_offsets, _ = pack_utf8(texts)
         span_starts, span_ends = R.piece_spans(ids, id_offsets, self.vocab.piece_offsets)
         starts, ends = R.spans_to_char_offsets(buf, doc_offsets, span_starts, span_ends, id_offsets)
         return ids, id_offsets, starts, ends

@@ -372,7 +372,7 @@ class SentencePieceModel:
             raise TypeError("encode_batch expects a list of texts, not a single text")
         if not isinstance(texts, (list, tuple)):
             texts = list(texts)
-        buf, offsets = pack_utf8(texts, _as_bytes)
+        buf, offsets, _ = pack_utf8(texts, _as_bytes)
         n = len(texts)
         res_off = np.zeros(n + 1, np.int64)
         if not n:

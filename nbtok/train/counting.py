@@ -241,7 +241,7 @@ class PretokenCounter:
             self._add_batch(batch)
 
     def _add_batch(self, batch):
-        buf, offsets = pack_utf8(batch)
+        buf, offsets, _ = pack_utf8(batch)
         self.add_block(np.ascontiguousarray(buf), offsets)
 
 

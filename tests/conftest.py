@@ -13,6 +13,15 @@ TESTS = Path(__file__).resolve().parent
 FIXTURES = TESTS / "data"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _array_cache(tmp_path_factory):
+    """nbtok's array cache (nbtok/arraycache.py) in a directory of this session, never the
+    user's ~/.cache (child processes inherit it)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("NBTOK_CACHE_DIR", str(tmp_path_factory.mktemp("nbtok-cache")))
+        yield
+
+
 def shared_data_dir():
     env = os.environ.get("NBTOK_SHARED_DATA")
     path = Path(env) if env else TESTS.parent.parent / "shared" / "data"

@@ -53,7 +53,7 @@ def forbid_builds(monkeypatch):
         raise AssertionError("a build kernel ran")
     for module, name in [(rankfile, "parse_rank_lines"), (rankfile, "pieces_by_id"), (hashmap, "bytesmap_build"),
                          (hashmap, "intmap_build"), (vocab, "shortmap_build"), (K, "merge_table_from_ranks"),
-                         (K, "byte_pair_table"), (K, "token_filter")]:
+                         (K, "byte_pair_table"), (K, "token_filter"), (K, "new_doc_scratch")]:
         monkeypatch.setattr(module, name, fail)
 
 
@@ -274,3 +274,20 @@ def test_concurrent_readers_see_whole_files(tmp_path):
     stop.set()
     reader.join()
     assert seen and files(tmp_path) == ["x.arrays"]
+
+
+@pytest.mark.parametrize("n", [1, 255, 256, 4096, 70_000, 1 << 21])
+def test_doc_scratch_matches_the_kernel(n):
+    """``models.bytelevel._new_doc_scratch`` allocates what ``new_doc_scratch`` does: the same
+    numba types (``encode_one_into`` is not compiled again), shapes, fills and sharing."""
+    ours, kernel = B._new_doc_scratch(n), K.new_doc_scratch(n)
+    assert numba.typeof(ours) == numba.typeof(kernel)
+
+    def leaves(t):
+        return [x for item in t for x in (leaves(item) if isinstance(item, tuple) else [item])]
+    for a, b in zip(leaves(ours), leaves(kernel)):
+        assert a.shape == b.shape and a.dtype == b.dtype
+    piece, queue = ours[3], ours[3][5]
+    assert (piece[4][:, 0] == -1).all() and (queue[3][:, 1] == -1).all()
+    assert not ours[4].any() and not queue[4].any()
+    assert np.shares_memory(queue[0], piece[0]) == np.shares_memory(kernel[3][5][0], kernel[3][0])

@@ -17,8 +17,10 @@ import numpy as np
 from .. import arraycache
 from ..formats.gpt2 import bytes_to_token, token_to_bytes, unicode_to_bytes
 from ..kernels import bytelevel as K
+from ..kernels.bpe import LONG_PIECE, PAIR_CACHE_SLOTS
 from ..kernels.hashmap import BytesMap, IntMap
 from ..kernels.ragged import batch_chunks
+from ..kernels.runqueue import OPEN_SLOTS
 from ..pretokenizer import Pretokenizer
 from ..text import pack_utf8, utf8, utf8_array
 from ..vocab import CONTROL, NORMAL, UNUSED, Vocab, gather_piece_bytes
@@ -239,7 +241,7 @@ class ByteLevelBPE:
         doc = getattr(self._local, "doc", None)
         if doc is not None and doc[0].shape[0] >= n:
             return doc
-        doc = K.new_doc_scratch(max(n, 4096))
+        doc = _new_doc_scratch(max(n, 4096))
         if n <= KEEP_SCRATCH_BYTES:
             self._local.doc = doc
         return doc
@@ -460,6 +462,27 @@ def _byte_ids(piece_bytes, piece_offsets, ids):
         raise ValueError(f"the vocabulary has no token for the single byte 0x{b:02x}: "
                          "byte-level BPE needs all 256")
     return byte_ids
+
+
+def _new_doc_scratch(cap):
+    """``kernels.bytelevel.new_doc_scratch`` in NumPy: the same arrays, of the same numba types
+    (so the same compiled ``encode_one_into``), without loading a kernel to allocate them
+    (tests/test_cache.py compares the two)."""
+    cap = max(cap, 1)
+    heap = np.empty(3 * cap + 1, np.int64)
+    pair_cache = np.empty((PAIR_CACHE_SLOTS, 2), np.int64)  # kernels.bpe.new_pair_cache
+    pair_cache[:, 0] = -1
+    keys = heap if cap >= LONG_PIECE else heap[:1]  # kernels.runqueue.runqueue_over
+    opened = np.empty((OPEN_SLOTS, 2), np.int64)
+    opened[:, 1] = -1
+    queue = (keys, np.empty(keys.shape[0], np.int32), np.empty(keys.shape[0], np.int64), opened, np.zeros(2, np.int64))
+    piece = (heap, np.empty(cap + 1, np.int32), np.empty(cap + 1, np.int32), np.empty(cap + 1, np.int64),
+             pair_cache, queue)
+    slots = K.CACHE_SLOTS  # kernels.bytelevel.cache_slots_for
+    while slots < 32768 and slots * 256 < cap:
+        slots *= 2
+    return (np.empty(cap, np.int32), np.empty(cap, np.int64), np.empty(cap, np.int32), piece,
+            np.zeros((slots, 8), np.int64))
 
 
 KEEP_SCRATCH_BYTES = 1 << 21

@@ -57,8 +57,9 @@ def forbid_builds(monkeypatch):
         monkeypatch.setattr(module, name, fail)
 
 
-def files(path):
-    return sorted(p.name for p in path.iterdir()) if path.exists() else []
+def files(path, prefix="bytelevel-"):
+    """The files in ``path`` (by default the byte-level models', not the Unicode tables')."""
+    return sorted(p.name for p in path.iterdir() if p.name.startswith(prefix)) if path.exists() else []
 
 
 def assert_same_encodings(tok, ref):
@@ -142,7 +143,7 @@ def test_damaged_file_is_rebuilt(cache, fresh, builds, monkeypatch, corruption):
     assert len(builds) == 2
     assert_same_arrays(rebuilt.model, fresh.model)
     assert_same_encodings(rebuilt, fresh)
-    assert files(cache) == [name]  # overwritten in place, no temporary file left
+    assert [f for f in files(cache, "") if not f.startswith("unicode")] == [name]  # no temporary file left
     forbid_builds(monkeypatch)
     assert_same_arrays(nbtok.get_encoding("gpt2").model, fresh.model)
 
@@ -175,7 +176,7 @@ def test_failed_write_leaves_no_file(cache, monkeypatch):
         raise OSError(28, "No space left on device")
     monkeypatch.setattr(arraycache.os, "replace", fail)
     assert not arraycache.store("x", "key", {"a": np.arange(10)})
-    assert files(cache) == []
+    assert files(cache, "") == []
 
 
 def test_disabled_cache(tmp_path, fresh, builds, monkeypatch):
@@ -190,7 +191,7 @@ def test_disabled_cache(tmp_path, fresh, builds, monkeypatch):
     path = _gpt2_file(tmp_path)
     builds.clear()
     assert_same_encodings(nbtok.Tokenizer.from_tiktoken(path, special_tokens=SPECIALS, cache=False), fresh)
-    assert len(builds) == 1 and files(tmp_path) == ["gpt2.tiktoken"]
+    assert len(builds) == 1 and files(tmp_path, "") == ["gpt2.tiktoken"]
 
 
 def test_cache_location(tmp_path, monkeypatch):
@@ -273,7 +274,7 @@ def test_concurrent_readers_see_whole_files(tmp_path):
         w.join()
     stop.set()
     reader.join()
-    assert seen and files(tmp_path) == ["x.arrays"]
+    assert seen and files(tmp_path, "") == ["x.arrays"]
 
 
 @pytest.mark.parametrize("n", [1, 255, 256, 4096, 70_000, 1 << 21])
@@ -291,3 +292,18 @@ def test_doc_scratch_matches_the_kernel(n):
     assert (piece[4][:, 0] == -1).all() and (queue[3][:, 1] == -1).all()
     assert not ours[4].any() and not queue[4].any()
     assert np.shares_memory(queue[0], piece[0]) == np.shares_memory(kernel[3][5][0], kernel[3][0])
+
+
+@pytest.mark.parametrize("flavor", ["regex", "tiktoken", "hf"])
+def test_unicode_table_from_the_cache(cache, monkeypatch, flavor):
+    from nbtok import unicode_classes as U
+    built = U._build_table(flavor)
+    for state in ("built", "read", "damaged", "read"):
+        if state == "damaged":
+            CORRUPTIONS["flipped last byte"](cache / f"unicode-classes-{flavor}.arrays")
+        monkeypatch.setattr(U, "_cache", {})
+        table = U.load_table(flavor)
+        assert np.array_equal(table, built) and not table.flags.writeable and table.dtype == np.uint8
+    assert files(cache, "unicode") == [f"unicode-classes-{flavor}.arrays"]
+    with pytest.raises(ValueError, match="unknown table flavor"):
+        U.load_table("perl")

@@ -40,7 +40,12 @@ def cache_dir():
     env = os.environ.get("NBTOK_CACHE_DIR")
     if env is not None:
         return env or None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    base = os.environ.get("XDG_CACHE_HOME")
+    if not base:
+        home = os.path.expanduser("~")
+        if home.startswith("~"):  # no home directory: no cache (not one in the working directory)
+            return None
+        base = os.path.join(home, ".cache")
     return os.path.join(base, "nbtok")
 
 
@@ -59,10 +64,14 @@ def source_key(*sources):
     """Digest of the format version, this platform's byte order and the text of ``sources``
     (paths in the nbtok package): the code that builds and reads the cached arrays. Any edit
     to them (another nbtok, another branch sharing the cache directory) makes the files stale."""
+    from . import __version__
     parts = [FORMAT_VERSION, sys.byteorder, np.dtype(np.intp).str]
     for s in sources:
-        with open(os.path.join(_PACKAGE, s), "rb") as f:
-            parts.append(f.read())
+        try:
+            with open(os.path.join(_PACKAGE, s), "rb") as f:
+                parts.append(f.read())
+        except OSError:  # no source files (a zip, a frozen app): trust the version number
+            parts.append((s, __version__))
     return digest(*parts)
 
 

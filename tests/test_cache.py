@@ -307,3 +307,13 @@ def test_unicode_table_from_the_cache(cache, monkeypatch, flavor):
     assert files(cache, "unicode") == [f"unicode-classes-{flavor}.arrays"]
     with pytest.raises(ValueError, match="unknown table flavor"):
         U.load_table("perl")
+
+
+def test_key_without_home_or_sources(tmp_path, monkeypatch):
+    monkeypatch.delenv("NBTOK_CACHE_DIR", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setattr(arraycache.os.path, "expanduser", lambda path: path)
+    assert arraycache.cache_dir() is None  # not "~/.cache/nbtok" under the working directory
+    key = arraycache.source_key("arraycache.py")
+    assert arraycache.source_key("no/such/file.py") != key
+    assert arraycache.source_key("no/such/file.py") == arraycache.source_key("no/such/file.py")

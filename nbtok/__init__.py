@@ -5,10 +5,11 @@ __version__ = "0.1.0"
 __all__ = ["Tokenizer", "get_encoding", "train_bpe", "train_sentencepiece"]
 
 
-def get_encoding(name="gpt2"):
-    """A byte-level BPE encoding shipped with the package (only ``gpt2`` is bundled)."""
+def get_encoding(name="gpt2", cache=True):
+    """A byte-level BPE encoding shipped with the package (only ``gpt2`` is bundled). Its
+    arrays come from the array cache (``nbtok/arraycache.py``) unless ``cache=False``."""
     from .models.bytelevel import bundled_encoding
-    return Tokenizer(bundled_encoding(name))
+    return Tokenizer(bundled_encoding(name, cache))
 
 
 def train_bpe(input, vocab_size, special_tokens=(), pattern="gpt2", **kwargs):

@@ -34,10 +34,11 @@ class Tokenizer:
 
     # ------------------------------------------------------------------ constructors
     @classmethod
-    def from_tiktoken(cls, path, pattern="gpt2", special_tokens=None):
-        from .formats.tiktoken import read_tiktoken
+    def from_tiktoken(cls, path, pattern="gpt2", special_tokens=None, cache=True):
+        """A ``.tiktoken`` rank file (gzip accepted). The arrays built from it are kept in the
+        array cache (``nbtok/arraycache.py``, ``$NBTOK_CACHE_DIR``) unless ``cache=False``."""
         from .models.bytelevel import ByteLevelBPE
-        return cls(ByteLevelBPE.from_rank_arrays(*read_tiktoken(path), pattern, special_tokens or {}))
+        return cls(ByteLevelBPE.from_rank_file(path, pattern, special_tokens or {}, cache))
 
     @classmethod
     def from_gpt2(cls, vocab_json_path, merges_txt_path, pattern="gpt2", special_tokens=None):

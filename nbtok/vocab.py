@@ -94,6 +94,14 @@ class Vocab:
             self._short_map = shortmap_build(self.piece_bytes, self.piece_offsets, shortmap_capacity(len(self)))
         return self._short_map
 
+    def set_maps(self, piece_map, short_map):
+        """Use maps built earlier for these pieces (a ``BytesMap`` and a ``shortmap_build``
+        table, e.g. read from a cache) instead of building them on first use."""
+        rows = short_map.shape[0]
+        if short_map.dtype != np.int64 or short_map.ndim != 2 or short_map.shape[1] != 4 or rows < 16 or rows & (rows - 1):
+            raise ValueError("the short map must be int64[2**k, 4]")
+        self._map, self._short_map = piece_map, short_map
+
     def piece(self, i) -> bytes:
         if not 0 <= i < len(self):
             raise IndexError(f"id {i} is out of range for a vocabulary of {len(self)}")

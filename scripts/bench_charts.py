@@ -336,9 +336,10 @@ def coldstart(results, plt, docs):
     libs = [k[0] for k in sorted(set(cold) | set(mem))]
     rows = [[lib, fmt_time(cold.get((lib,))), fmt_time(first.get((lib,))) if (lib,) in first else "—",
              f"{mem[(lib,)] / 2**20:.0f} MiB" if (lib,) in mem else "—"] for lib in libs]
-    md = ("**Cold start and memory** (new process: import + load + first encode; first run = empty "
-          "numba cache; peak RSS while loading and encoding 1 MB of English)\n\n"
-          + table(["library", "cold start (warm numba cache)", "first run (empty cache)", "peak memory"], rows))
+    md = ("**Cold start and memory** (new process: import + load + first encode; cold start = numba's "
+          "kernel cache and nbtok's array cache warm, first run = both empty; peak RSS while loading "
+          "and encoding 1 MB of English)\n\n"
+          + table(["library", "cold start (warm caches)", "first run (empty caches)", "peak memory"], rows))
     if plt is not None:
         fig, axes = plt.subplots(1, 2, figsize=(10, 4))
         ks = [lib for lib in libs if (lib,) in cold]

@@ -5,12 +5,25 @@ they skip with a visible reason when that folder is absent. The committed fixtur
 ``tests/data`` exercise every code path on their own.
 """
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
 TESTS = Path(__file__).resolve().parent
 FIXTURES = TESTS / "data"
+
+
+# nbtok's array cache (nbtok/arraycache.py) goes to a directory of this session, never the
+# user's ~/.cache: set on import, before test modules that build tokenizers when collected
+# (child processes inherit it)
+_ARRAY_CACHE = tempfile.mkdtemp(prefix="nbtok-test-cache-")
+os.environ["NBTOK_CACHE_DIR"] = _ARRAY_CACHE
+
+
+def pytest_unconfigure(config):
+    shutil.rmtree(_ARRAY_CACHE, ignore_errors=True)
 
 
 def shared_data_dir():

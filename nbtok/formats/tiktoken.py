@@ -6,15 +6,16 @@ from pathlib import Path
 
 import numpy as np
 
-from ..kernels import rankfile as rf
 
-
-def _read_bytes(path):
-    path = Path(path)
+def read_file(path):
+    """The file's bytes as stored (gzip or not); ``ValueError`` if it cannot be read."""
     try:
-        data = path.read_bytes()
+        return Path(path).read_bytes()
     except OSError as e:
         raise ValueError(f"cannot read {path}: {e.strerror or e}") from None
+
+
+def _decompress(data, path):
     if data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
@@ -23,21 +24,24 @@ def _read_bytes(path):
     return data
 
 
-_ERRORS = {rf.BAD_FIELDS: "expected 'base64_token rank'", rf.BAD_BASE64: "bad base64 token",
-           rf.BAD_RANK: f"bad rank (decimal digits up to {rf.MAX_RANK})", rf.EMPTY_TOKEN: "empty token",
-           rf.DUPLICATE_TOKEN: "duplicate token", rf.DUPLICATE_RANK: "duplicate rank"}
+def _error_text(rf, error):
+    return {rf.BAD_FIELDS: "expected 'base64_token rank'", rf.BAD_BASE64: "bad base64 token",
+            rf.BAD_RANK: f"bad rank (decimal digits up to {rf.MAX_RANK})", rf.EMPTY_TOKEN: "empty token",
+            rf.DUPLICATE_TOKEN: "duplicate token", rf.DUPLICATE_RANK: "duplicate rank"}[error]
 
 
-def read_tiktoken(path):
+def read_tiktoken(path, data=None):
     """``(piece_bytes, piece_offsets, ranks)`` of a ``.tiktoken`` file (gzip accepted), in file
     order: token k is ``piece_bytes[piece_offsets[k]:piece_offsets[k + 1]]`` with rank
-    ``ranks[k]``. Raises ``ValueError`` naming the file and line for anything malformed."""
-    data = _read_bytes(path)
+    ``ranks[k]``. Raises ``ValueError`` naming the file and line for anything malformed.
+    ``data``: the file's bytes (``read_file``), if already read."""
+    from ..kernels import rankfile as rf  # (not imported when the array cache has the arrays)
+    data = _decompress(read_file(path) if data is None else data, path)
     piece_bytes, piece_offsets, ranks, line, error = rf.parse_rank_lines(np.frombuffer(data, np.uint8))
     if error != rf.OK:
         lines = data.splitlines()
         text = lines[line - 1] if line <= len(lines) else b""
-        raise ValueError(f"{path}:{line}: {_ERRORS[error]}: {text[:60]!r}")
+        raise ValueError(f"{path}:{line}: {_error_text(rf, error)}: {text[:60]!r}")
     if ranks.size == 0:
         raise ValueError(f"{path}: no ranks found")
     return piece_bytes, piece_offsets, ranks

@@ -121,6 +121,14 @@ class IntMap:
             raise ValueError("IntMap keys must be >= 0")
         return cls(intmap_build(keys, values, table_capacity(keys.size)))
 
+    @classmethod
+    def from_table(cls, table):
+        """The map of a table ``intmap_build`` returned earlier (e.g. read from a cache)."""
+        cap = table.shape[0]
+        if table.dtype != np.int64 or table.shape != (cap, 2) or cap < 16 or cap & (cap - 1):
+            raise ValueError("an IntMap table is int64[2**k, 2]")
+        return cls(table)
+
     def get(self, key, default=-1):
         return int(intmap_get(self.keys, self.values, np.int64(key), np.int64(default)))
 
@@ -192,6 +200,18 @@ class BytesMap:
         self.piece_offsets = piece_offsets
         cap = table_capacity(piece_offsets.shape[0] - 1)
         self.slot_ids, self.slot_hashes = bytesmap_build(piece_bytes, piece_offsets, cap)
+
+    @classmethod
+    def from_slots(cls, piece_bytes, piece_offsets, slot_ids, slot_hashes):
+        """The map whose slots ``bytesmap_build`` returned earlier (e.g. read from a cache)."""
+        cap = slot_ids.shape[0]
+        if (slot_ids.dtype != np.int32 or slot_hashes.dtype != np.int64 or slot_ids.ndim != 1
+                or slot_hashes.shape != (cap,) or cap < 16 or cap & (cap - 1)):
+            raise ValueError("BytesMap slots must be int32 ids and int64 hashes, a power of two of each")
+        self = cls.__new__(cls)
+        self.piece_bytes, self.piece_offsets = piece_bytes, piece_offsets
+        self.slot_ids, self.slot_hashes = slot_ids, slot_hashes
+        return self
 
     def get(self, key: bytes, default=-1):
         buf = np.frombuffer(key, np.uint8)

@@ -3,6 +3,9 @@
 Arrays: the vocabulary (``Vocab``), ``byte_ids`` (id of each single byte) and the merge
 table ``left << 32 | right -> rank << 32 | merged`` (``IntMap``), plus the pre-tokenizer's
 class table and config. Encoding is ``kernels/bytelevel.py``.
+
+A rank file's arrays (``ByteLevelBPE.tables``) are kept in the array cache
+(``nbtok/arraycache.py``): a later process reads them instead of running the build kernels.
 """
 import os
 import threading
@@ -11,11 +14,13 @@ from importlib import resources
 import numba
 import numpy as np
 
+from .. import arraycache
 from ..formats.gpt2 import bytes_to_token, token_to_bytes, unicode_to_bytes
 from ..kernels import bytelevel as K
-from ..kernels.hashmap import IntMap
+from ..kernels.bpe import LONG_PIECE, PAIR_CACHE_SLOTS
+from ..kernels.hashmap import BytesMap, IntMap
 from ..kernels.ragged import batch_chunks
-from ..kernels.rankfile import pieces_by_id
+from ..kernels.runqueue import OPEN_SLOTS
 from ..pretokenizer import Pretokenizer
 from ..text import pack_utf8, utf8, utf8_array
 from ..vocab import CONTROL, NORMAL, UNUSED, Vocab, gather_piece_bytes
@@ -38,11 +43,14 @@ class ByteLevelBPE:
     model_type = "bytelevel_bpe"
 
     def __init__(self, vocab, merge_keys, merge_values, byte_ids, pattern, special_tokens,
-                 whole_piece=True, merges=None):
+                 whole_piece=True, merges=None, tables=None):
+        """``tables``: the merge table, byte-pair table and token filter built earlier for
+        these arrays (``tables()``, e.g. from the array cache); built here when None."""
         self.vocab = vocab
         self.merge_keys = np.ascontiguousarray(merge_keys, np.int64)      # compact pairs, as stored
         self.merge_values = np.ascontiguousarray(merge_values, np.int64)
-        self.merge_map = IntMap.from_arrays(self.merge_keys, self.merge_values)
+        self.merge_map = (IntMap.from_arrays(self.merge_keys, self.merge_values) if tables is None
+                          else IntMap.from_table(tables["merge_table"]))
         self.byte_ids = np.ascontiguousarray(byte_ids, np.int32)
         self.pattern = pattern
         # tiktoken is the reference for byte-level files: its Unicode tables (16.0) decide \p{L}
@@ -51,11 +59,14 @@ class ByteLevelBPE:
         self.whole_piece = bool(whole_piece)
         self._merges = merges
         self._validate()
+        if tables is None:
+            pair_codes, pair_values = _byte_pairs(vocab, self.byte_ids, self.merge_map)
+            token_filter = K.token_filter(vocab.piece_bytes, vocab.piece_offsets, 1 << 14)
+        else:
+            pair_codes, pair_values, token_filter = (tables[k] for k in ("pair_codes", "pair_values", "token_filter"))
         self._M = (vocab.piece_bytes, vocab.piece_offsets, vocab.map.slot_ids, vocab.map.slot_hashes,
                    self.byte_ids, self.merge_map.keys, self.merge_map.values, np.array([self.whole_piece]),
-                   vocab.short_map,
-                   *_byte_pairs(vocab, self.byte_ids, self.merge_map),
-                   K.token_filter(vocab.piece_bytes, vocab.piece_offsets, 1 << 14))
+                   vocab.short_map, pair_codes, pair_values, token_filter)
         self._S_cache = {}
         self._bad_ids = vocab.kinds == UNUSED
         self._local = threading.local()
@@ -77,6 +88,55 @@ class ByteLevelBPE:
                                                 vocab.map.slot_ids, vocab.map.slot_hashes, rank_of)
         byte_ids = _byte_ids(piece_bytes, piece_offsets, ranks)
         return cls(vocab, keys, values, byte_ids, pattern, special_tokens, whole_piece=True)
+
+    @classmethod
+    def from_rank_file(cls, path, pattern="gpt2", special_tokens=None, cache=True):
+        """``from_rank_arrays`` of a ``.tiktoken`` file (gzip accepted). Its ``tables`` come
+        from the array cache when it holds them for this file's content and special tokens
+        (the pattern does not change them); else they are built and stored there.
+        ``cache=False`` (or ``NBTOK_CACHE_DIR=""``) builds them and leaves the cache alone."""
+        from ..formats.tiktoken import read_file, read_tiktoken
+        special_tokens = dict(special_tokens or {})
+        data = read_file(path)
+        if not cache or arraycache.cache_dir() is None:
+            return cls.from_rank_arrays(*read_tiktoken(path, data), pattern, special_tokens)
+        name = "bytelevel-" + arraycache.digest(data, sorted(map(repr, special_tokens.items())))[:32]
+        key = arraycache.digest(name, arraycache.source_key(*CACHE_SOURCES))
+        tables = arraycache.load(name, key)
+        if tables is not None:
+            try:
+                return cls.from_tables(tables, pattern, special_tokens)
+            except (ValueError, KeyError):
+                pass  # stale or damaged: build again and overwrite
+        model = cls.from_rank_arrays(*read_tiktoken(path, data), pattern, special_tokens)
+        arraycache.store(name, key, model.tables())
+        return model
+
+    def tables(self):
+        """Every array the model derives from its tokens, by name (``from_tables``)."""
+        v = self.vocab
+        return {"piece_bytes": v.piece_bytes, "piece_offsets": v.piece_offsets, "kinds": v.kinds,
+                "slot_ids": v.map.slot_ids, "slot_hashes": v.map.slot_hashes, "short_map": v.short_map,
+                "merge_keys": self.merge_keys, "merge_values": self.merge_values,
+                "merge_table": self.merge_map.table, "byte_ids": self.byte_ids,
+                "pair_codes": self._M[9], "pair_values": self._M[10], "token_filter": self._M[11]}
+
+    @classmethod
+    def from_tables(cls, tables, pattern="gpt2", special_tokens=None):
+        """The model of ``tables()`` (a rank file's: ``whole_piece``), without building anything.
+        Checks each array's dtype and shape (``TABLE_TYPES``), not its content: the
+        tables must be the ones built for these special tokens."""
+        for name, (dtypes, ndim) in TABLE_TYPES.items():
+            a = tables[name]
+            if a.dtype not in dtypes or a.ndim != ndim or not a.flags.c_contiguous or not a.flags.writeable:
+                raise ValueError(f"table {name}: {a.dtype}[{a.ndim}d] is not one of {dtypes}[{ndim}d]")
+        if tables["pair_codes"].shape != (65536,) or tables["token_filter"].shape != (1 << 14,):
+            raise ValueError("the byte-pair table has 65536 entries and the token filter 2**14 words")
+        vocab = Vocab.from_arrays(tables["piece_bytes"], tables["piece_offsets"], kinds=tables["kinds"])
+        vocab.set_maps(BytesMap.from_slots(vocab.piece_bytes, vocab.piece_offsets, tables["slot_ids"],
+                                           tables["slot_hashes"]), tables["short_map"])
+        return cls(vocab, tables["merge_keys"], tables["merge_values"], tables["byte_ids"], pattern,
+                   special_tokens or {}, whole_piece=True, tables=tables)
 
     @classmethod
     def from_merges(cls, tokens, merges, pattern="gpt2", special_tokens=None, whole_piece=True):
@@ -181,7 +241,7 @@ class ByteLevelBPE:
         doc = getattr(self._local, "doc", None)
         if doc is not None and doc[0].shape[0] >= n:
             return doc
-        doc = K.new_doc_scratch(max(n, 4096))
+        doc = _new_doc_scratch(max(n, 4096))
         if n <= KEEP_SCRATCH_BYTES:
             self._local.doc = doc
         return doc
@@ -371,6 +431,7 @@ def _build_vocab(piece_bytes, piece_offsets, ids, special_tokens):
     sp_offsets = np.cumsum([0] + [len(b) for b in sp], dtype=np.int64)
     all_bytes = np.concatenate([piece_bytes, np.frombuffer(b"".join(sp), np.uint8)])
     all_offsets = np.concatenate([piece_offsets, piece_offsets[-1] + sp_offsets[1:]])
+    from ..kernels.rankfile import pieces_by_id
     vocab_bytes, vocab_offsets = pieces_by_id(all_bytes, all_offsets, all_ids, n)
     kinds = np.full(n, UNUSED, np.int8)
     kinds[ids] = NORMAL
@@ -403,18 +464,47 @@ def _byte_ids(piece_bytes, piece_offsets, ids):
     return byte_ids
 
 
+def _new_doc_scratch(cap):
+    """``kernels.bytelevel.new_doc_scratch`` in NumPy: the same arrays, of the same numba types
+    (so the same compiled ``encode_one_into``), without loading a kernel to allocate them
+    (tests/test_cache.py compares the two)."""
+    cap = max(cap, 1)
+    heap = np.empty(3 * cap + 1, np.int64)
+    pair_cache = np.empty((PAIR_CACHE_SLOTS, 2), np.int64)  # kernels.bpe.new_pair_cache
+    pair_cache[:, 0] = -1
+    keys = heap if cap >= LONG_PIECE else heap[:1]  # kernels.runqueue.runqueue_over
+    opened = np.empty((OPEN_SLOTS, 2), np.int64)
+    opened[:, 1] = -1
+    queue = (keys, np.empty(keys.shape[0], np.int32), np.empty(keys.shape[0], np.int64), opened, np.zeros(2, np.int64))
+    piece = (heap, np.empty(cap + 1, np.int32), np.empty(cap + 1, np.int32), np.empty(cap + 1, np.int64),
+             pair_cache, queue)
+    slots = K.CACHE_SLOTS  # kernels.bytelevel.cache_slots_for
+    while slots < 32768 and slots * 256 < cap:
+        slots *= 2
+    return (np.empty(cap, np.int32), np.empty(cap, np.int64), np.empty(cap, np.int32), piece,
+            np.zeros((slots, 8), np.int64))
+
+
 KEEP_SCRATCH_BYTES = 1 << 21
+
+# what from_tables accepts: name -> (dtypes, ndim)
+TABLE_TYPES = {name: (tuple(map(np.dtype, dtypes.split())), ndim) for name, dtypes, ndim in (
+    ("piece_bytes", "u1", 1), ("piece_offsets", "i8", 1), ("kinds", "i1", 1), ("slot_ids", "i4", 1),
+    ("slot_hashes", "i8", 1), ("short_map", "i8", 2), ("merge_keys", "i8", 1), ("merge_values", "i8", 1),
+    ("merge_table", "i8", 2), ("byte_ids", "i4", 1), ("pair_codes", "u2 i4", 1), ("pair_values", "i8", 1),
+    ("token_filter", "u8", 1))}
+# the code that builds and reads the cached tables: an edit to any of them makes the cache stale
+CACHE_SOURCES = ("arraycache.py", "models/bytelevel.py", "vocab.py", "formats/tiktoken.py",
+                 "kernels/rankfile.py", "kernels/hashmap.py", "kernels/bytelevel.py", "kernels/bpe.py")
 
 BUNDLED = {"gpt2": ("gpt2.tiktoken.gz", "gpt2", {"<|endoftext|>": 50256})}
 
 
-def bundled_encoding(name="gpt2"):
+def bundled_encoding(name="gpt2", cache=True):
     if name not in BUNDLED:
         raise ValueError(f"nbtok bundles only {sorted(BUNDLED)}; load other ranks with "
                          f"Tokenizer.from_tiktoken(path, pattern={name!r})")
-    from ..formats.tiktoken import read_tiktoken
     filename, pattern, specials = BUNDLED[name]
     path = resources.files("nbtok") / "data" / filename
     with resources.as_file(path) as p:
-        arrays = read_tiktoken(os.fspath(p))
-    return ByteLevelBPE.from_rank_arrays(*arrays, pattern, specials)
+        return ByteLevelBPE.from_rank_file(os.fspath(p), pattern, specials, cache)

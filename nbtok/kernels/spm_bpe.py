@@ -632,7 +632,7 @@ UNIT_SYMS = 1024  # the merge scratch first holds units of this many symbols (se
 def new_word_scratch(n, units):
     """(normbuf, doc syms int32, word syms int32, heap, prev, next, pair_at, run queue, stack)
     for documents of n normalized bytes (grown by ``_fit_words``) whose units (words, or parts
-    of words, see ``words_loop``) have at most ``units`` symbols (grown by ``_grow_units``)."""
+    of words, see ``words_loop``) have at most ``units`` symbols (longer ones: ``words_rest``)."""
     n = max(n, 64) + 16
     return (np.empty(n, np.uint8), np.empty(n, np.int32)) + _unit_scratch(units)
 
@@ -641,9 +641,9 @@ def new_word_scratch(n, units):
 def _unit_scratch(units):
     """(word syms, heap, prev, next, pair_at, run queue, stack): the merge loop's scratch
     (``kernels.bpe``) for units of up to ``units`` symbols (at least 64), ``word syms``'
-    length. Sized by the longest unit met, not by the document: a megabyte without spaces is
-    mostly short units, and scratch for a megabyte-long one (~100 MB of address space) made
-    every call fault its pages in afresh once malloc returned them to the system."""
+    length. Sized for short units, not by the document: a megabyte without spaces is mostly
+    short units, and scratch for a megabyte-long one (~100 MB of address space) made every
+    call fault its pages in afresh once malloc returned them to the system."""
     u = max(units, 64) + 16
     heap, prev, nxt, pair_at = bpe_new_scratch(u)
     return (np.empty(u, np.int32), heap, prev, nxt, pair_at,
@@ -660,21 +660,18 @@ def _fit_words(S, normbuf, n):
 
 
 @kernel
-def _grow_units(S, units):
-    """``S`` with a merge scratch for units of ``units`` symbols (at least twice the old)."""
-    return S[:2] + _unit_scratch(max(units, 2 * S[2].shape[0]))
-
-
-@kernel
 def words_rest(P, text, n, S, tab, used, o, a, need):
     """``words_loop`` on from ``text[a:]``, where a unit of up to ``need`` symbols did not fit
-    the merge scratch, growing it as often as needed: (S, count of the symbols in ``S[1]``).
-    A call of its own, so that the usual path (one ``words_loop`` a document) does not carry
-    ``S`` through a loop, which costs reference counting of its arrays."""
+    S's merge scratch, with a bigger one (grown as often as needed, dropped at the end); the
+    symbols go on into ``S[1]``; returns their count. The caller's ``S`` is not replaced: a
+    variable that may be reassigned costs the reference counting of all its arrays on the
+    usual path (one ``words_loop`` a document), and long units are rare (their scratch costs
+    about what merging them does)."""
+    T = S
     while a < n:
-        S = _grow_units(S, need)
-        o, a, need = words_loop(P, text, a, n, S, tab, used, S[1], o)
-    return S, o
+        T = S[:2] + _unit_scratch(max(need, 2 * T[2].shape[0]))
+        o, a, need = words_loop(P, text, a, n, T, tab, used, S[1], o)
+    return o
 
 
 WORD_SLOT = 8  # int64 per word-cache slot: hash, length | count << 8, 24 word bytes, 6 int32 symbols
@@ -718,7 +715,7 @@ def words_loop(P, text, a, n, S, tab, used, out, o):
 
     Returns (o, a, need): a = n when done; else the unit at ``a`` has up to ``need`` symbols
     (its bytes), more than ``S``'s merge scratch holds, and nothing from ``a`` on is written:
-    grow the scratch and call again from ``a`` (``words_rest``)."""
+    call again from ``a`` with a bigger scratch (``words_rest``)."""
     bigrams = P[3]
     mask = (tab.shape[0] // WORD_SLOT) - 1
     nbits = bigrams.shape[0] * 64
@@ -887,7 +884,7 @@ def encode_one_words(text, N, P, F):
     tab, used = new_word_cache(bits if n > 256 else 0)
     m, a, need = words_loop(P, normbuf, 0, n, S, tab, used, S[1], 0)
     if a < n:
-        S, m = words_rest(P, normbuf, n, S, tab, used, m, a, need)
+        m = words_rest(P, normbuf, n, S, tab, used, m, a, need)
     syms = S[1]
     out = np.empty(count_ids(syms, m, V, byte_fallback, bos, eos), np.int32)
     finish_ids(syms, m, V, unk_id, byte_fallback, byte_ids, bos, eos, out, 0)
@@ -905,7 +902,7 @@ def symbols_one_words(text, N, P):
     tab, used = new_word_cache(0)
     m, a, need = words_loop(P, normbuf, 0, n, S, tab, used, S[1], 0)
     if a < n:
-        S, m = words_rest(P, normbuf, n, S, tab, used, m, a, need)
+        m = words_rest(P, normbuf, n, S, tab, used, m, a, need)
     return S[1][:m].astype(np.int64), normbuf[:n].copy()
 
 
@@ -933,7 +930,7 @@ def encode_batch_words(buf, offsets, out_offsets, N, P, F, n_chunks, n_workers, 
                 S = _fit_words(S, normbuf, n)
                 m, a, need = words_loop(P, normbuf, 0, n, S, tab, used, S[1], 0)
                 if a < n:  # a unit longer than the merge scratch (rare)
-                    S, m = words_rest(P, normbuf, n, S, tab, used, m, a, need)
+                    m = words_rest(P, normbuf, n, S, tab, used, m, a, need)
                 syms = S[1]
                 lo = out_offsets[d]
                 hi = out_offsets[d + 1]

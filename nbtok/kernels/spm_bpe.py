@@ -630,26 +630,53 @@ def emit_symbols(syms, m, kinds, split_left, split_right, has_unused, V, stack, 
 
 
 # ------------------------------------------------------------------ word loop (fast path)
+UNIT_SYMS = 1024  # the merge scratch first holds units of this many symbols (see ``_unit_scratch``)
+
+
 @kernel
-def new_word_scratch(n):
-    """(normbuf, doc syms, word syms, heap, prev, next, pair_at, run queue, stack): the
-    merge loop's scratch (``kernels.bpe``) for documents of n normalized bytes (grown by
-    ``_fit_words``)."""
+def new_word_scratch(n, units):
+    """(normbuf, doc syms int32, word syms int32, heap, prev, next, pair_at, run queue, stack)
+    for documents of n normalized bytes (grown by ``_fit_words``) whose units (words, or parts
+    of words, see ``words_loop``) have at most ``units`` symbols (longer ones: ``words_rest``)."""
     n = max(n, 64) + 16
-    heap, prev, nxt, pair_at = bpe_new_scratch(n)
-    return (np.empty(n, np.uint8), np.empty(n, np.int64), np.empty(n, np.int64),
-            heap, prev, nxt, pair_at, runqueue_over(heap if n >= LONG_PIECE else heap[:1]),
-            np.empty(256, np.int64))
+    return (np.empty(n, np.uint8), np.empty(n, np.int32)) + _unit_scratch(units)
+
+
+@kernel
+def _unit_scratch(units):
+    """(word syms, heap, prev, next, pair_at, run queue, stack): the merge loop's scratch
+    (``kernels.bpe``) for units of up to ``units`` symbols (at least 64), ``word syms``'
+    length. Sized for short units, not by the document: a megabyte without spaces is mostly
+    short units, and scratch for a megabyte-long one (~100 MB of address space) made every
+    call fault its pages in afresh once malloc returned them to the system."""
+    u = max(units, 64) + 16
+    heap, prev, nxt, pair_at = bpe_new_scratch(u)
+    return (np.empty(u, np.int32), heap, prev, nxt, pair_at,
+            runqueue_over(heap if u >= LONG_PIECE else heap[:1]), np.empty(256, np.int64))
 
 
 @inline_kernel
 def _fit_words(S, normbuf, n):
-    """``S`` with ``normbuf`` (from ``normalize``) and room for n normalized bytes; inlined, as
-    it runs once a document."""
+    """``S`` with ``normbuf`` (from ``normalize``) and room for the symbols of n normalized
+    bytes; inlined, as it runs once a document."""
     if S[1].shape[0] >= n + 16:
         return (normbuf,) + S[1:]
-    T = new_word_scratch(max(n, 2 * S[1].shape[0]))
-    return (normbuf,) + T[1:]
+    return (normbuf, np.empty(max(n, 2 * S[1].shape[0]) + 16, np.int32)) + S[2:]
+
+
+@kernel
+def words_rest(P, text, n, S, tab, used, o, a, need):
+    """``words_loop`` on from ``text[a:]``, where a unit of up to ``need`` symbols did not fit
+    S's merge scratch, with a bigger one (grown as often as needed, dropped at the end); the
+    symbols go on into ``S[1]``; returns their count. The caller's ``S`` is not replaced: a
+    variable that may be reassigned costs the reference counting of all its arrays on the
+    usual path (one ``words_loop`` a document), and long units are rare (their scratch costs
+    about what merging them does)."""
+    T = S
+    while a < n:
+        T = S[:2] + _unit_scratch(max(need, 2 * T[2].shape[0]))
+        o, a, need = words_loop(P, text, a, n, T, tab, used, S[1], o)
+    return o
 
 
 WORD_SLOT = 8  # int64 per word-cache slot: hash, length | count << 8, 24 word bytes, 6 int32 symbols
@@ -682,19 +709,22 @@ def merge_word(P, text, a, b, S, out, o):
 
 
 @leaf_kernel
-def words_loop(P, text, n, S, tab, used, out):
-    """BPE of ``text[:n]`` (normalized) word by word, a word starting at each U+2581 that
-    follows another character; short words' symbols are cached in ``tab`` (keyed by their
-    bytes). Symbols into ``out``; returns their count.
+def words_loop(P, text, a, n, S, tab, used, out, o):
+    """BPE of ``text[a:n]`` (normalized, ``a`` the start of a word or unit) word by word, a
+    word starting at each U+2581 that follows another character; short words' symbols are
+    cached in ``tab`` (keyed by their bytes). Symbols into ``out`` from ``o``.
 
     A word longer than ``WORD_BYTES`` (text without spaces) is cut further between two
     characters that are adjacent in no mergeable piece (``bigrams``, see ``build_bigrams``): no
-    symbol can ever span such a cut, so the parts merge independently and are cached alike."""
+    symbol can ever span such a cut, so the parts merge independently and are cached alike.
+
+    Returns (o, a, need): a = n when done; else the unit at ``a`` has up to ``need`` symbols
+    (its bytes), more than ``S``'s merge scratch holds, and nothing from ``a`` on is written:
+    call again from ``a`` with a bigger scratch (``words_rest``)."""
     bigrams = P[3]
     mask = (tab.shape[0] // WORD_SLOT) - 1
     nbits = bigrams.shape[0] * 64
-    o = 0
-    a = 0
+    cap = S[2].shape[0]
     while a < n:
         # the word: a run of U+2581 (if any), then up to the next U+2581
         b = a
@@ -712,14 +742,18 @@ def words_loop(P, text, n, S, tab, used, out):
                 mblen = one_char_len(text[p], b - p)
                 cp = char_symbol(text, p, mblen, 0)
                 if prev >= 0 and not _bigram_bit(bigrams, nbits, prev, cp):
+                    if p - sa > cap:
+                        return o, sa, p - sa
                     o = _unit(P, text, sa, p, S, tab, used, mask, out, o)
                     sa = p
                 prev = cp
                 p += mblen
             a = sa
+        if b - a > cap:
+            return o, a, b - a
         o = _unit(P, text, a, b, S, tab, used, mask, out, o)
         a = b
-    return o
+    return o, n, 0
 
 
 @inline_kernel
@@ -811,8 +845,8 @@ def _store_word(tab, used, mask, q, h, ln, w0, w1, w2, out, o, cnt):
     tab[q + 3] = w1
     tab[q + 4] = w2
     for t in range(0, cnt, 2):
-        lo = out[o + t]
-        hi = out[o + t + 1] if t + 1 < cnt else 0
+        lo = np.int64(out[o + t])
+        hi = np.int64(out[o + t + 1]) if t + 1 < cnt else np.int64(0)
         tab[q + 5 + (t >> 1)] = lo | (hi << 32)
     used[0] += 1
 
@@ -848,13 +882,15 @@ def encode_one_words(text, N, P, F):
     size = text.shape[0]
     normbuf, n = normalize(text, 0, size, units, pool, root_ok, ud_bc, ud_value, flags, cls,
                            np.empty(3 * size + 8, np.uint8))
-    S = new_word_scratch(n)
+    S = new_word_scratch(n, min(n, UNIT_SYMS))
     bits = 4
     while bits < 16 and (1 << bits) < n // 8:
         bits += 1
     tab, used = new_word_cache(bits if n > 256 else 0)
+    m, a, need = words_loop(P, normbuf, 0, n, S, tab, used, S[1], 0)
+    if a < n:
+        m = words_rest(P, normbuf, n, S, tab, used, m, a, need)
     syms = S[1]
-    m = words_loop(P, normbuf, n, S, tab, used, syms)
     out = np.empty(count_ids(syms, m, V, byte_fallback, bos, eos), np.int32)
     finish_ids(syms, m, V, unk_id, byte_fallback, byte_ids, bos, eos, out, 0)
     return out
@@ -867,10 +903,12 @@ def symbols_one_words(text, N, P):
     size = text.shape[0]
     normbuf, n = normalize(text, 0, size, units, pool, root_ok, ud_bc, ud_value, flags, cls,
                            np.empty(3 * size + 8, np.uint8))
-    S = new_word_scratch(n)
+    S = new_word_scratch(n, min(n, UNIT_SYMS))
     tab, used = new_word_cache(0)
-    m = words_loop(P, normbuf, n, S, tab, used, S[1])
-    return S[1][:m].copy(), normbuf[:n].copy()
+    m, a, need = words_loop(P, normbuf, 0, n, S, tab, used, S[1], 0)
+    if a < n:
+        m = words_rest(P, normbuf, n, S, tab, used, m, a, need)
+    return S[1][:m].astype(np.int64), normbuf[:n].copy()
 
 
 @batch_kernel
@@ -881,7 +919,7 @@ def encode_batch_words(buf, offsets, out_offsets, N, P, F, bounds, n_workers, ou
     Vf, unk_id, byte_fallback, byte_ids, bos, eos = F
     n_chunks = bounds.shape[0] - 1
     for w in prange(n_workers):
-        S = new_word_scratch(1024)
+        S = new_word_scratch(1024, UNIT_SYMS)
         # the word cache grows with the worker's share of the batch (8 MB at most): small
         # batches do not pay for a big one
         nbytes = worker_bytes(offsets, bounds, w, n_workers)[1]
@@ -897,8 +935,10 @@ def encode_batch_words(buf, offsets, out_offsets, N, P, F, bounds, n_workers, ou
                 normbuf, n = normalize(buf, offsets[d], offsets[d + 1], units, pool, root_ok, ud_bc, ud_value,
                                        flags, cls, S[0])
                 S = _fit_words(S, normbuf, n)
+                m, a, need = words_loop(P, normbuf, 0, n, S, tab, filled, S[1], 0)
+                if a < n:  # a unit longer than the merge scratch (rare)
+                    m = words_rest(P, normbuf, n, S, tab, filled, m, a, need)
                 syms = S[1]
-                m = words_loop(P, normbuf, n, S, tab, filled, syms)
                 if hi - o >= 4 * m + 2:
                     k = finish_ids(syms, m, Vf, unk_id, byte_fallback, byte_ids, bos, eos, out, o) - o
                 else:

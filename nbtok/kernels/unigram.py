@@ -22,8 +22,8 @@ Also here: forward-filtering backward-sampling (``nbest_size < 0`` sampling) and
 import numpy as np
 from numba import prange
 
-from .._jit import batch_kernel, inline_kernel, kernel
-from .normalize import normalize, one_char_len
+from .._jit import batch_kernel, inline_kernel, kernel, leaf_kernel
+from .normalize import normalize, normalize_inlined, one_char_len
 
 INVALID_BASE = 0x110000
 SCORE_RESET = 100000.0  # kScoreResetThreshold of sentencepiece 0.2.x EncodeOptimized
@@ -166,7 +166,7 @@ def pack_lattice_trie(bc, value, lscore):
     return idsc
 
 
-@kernel
+@leaf_kernel
 def viterbi(norm, n, bc, idsc, unk_score, V, best, start_at, node_id, syms):
     """Best segmentation of ``norm[:n]``; writes symbols into ``syms`` and returns their count.
 
@@ -354,8 +354,8 @@ def encode_batch(buf, offsets, out_offsets, N, M, F, bounds, n_workers, out, cou
             o = out_offsets[bounds[c]]
             hi = out_offsets[bounds[c + 1]]
             for d in range(bounds[c], bounds[c + 1]):
-                normbuf, n = normalize(buf, offsets[d], offsets[d + 1], units, pool, root_ok, ud_bc, ud_value, flags,
-                                       cls, scratch[0])
+                normbuf, n = normalize_inlined(buf, offsets[d], offsets[d + 1], units, pool, root_ok, ud_bc, ud_value,
+                                               flags, cls, scratch[0])
                 scratch = _fit(scratch, normbuf, n)
                 syms = scratch[4]
                 m = viterbi(normbuf, n, bc, idsc, unk_score, V, scratch[1], scratch[2], scratch[3], syms)

@@ -317,3 +317,22 @@ def test_key_without_home_or_sources(tmp_path, monkeypatch):
     key = arraycache.source_key("arraycache.py")
     assert arraycache.source_key("no/such/file.py") != key
     assert arraycache.source_key("no/such/file.py") == arraycache.source_key("no/such/file.py")
+
+
+@pytest.mark.parametrize("name, row, value", [
+    ("slot_ids", None, 10 ** 6), ("short_map", 2, (3 | (10 ** 6 << 8))), ("merge_table", 1, 10 ** 6),
+    ("pair_values", None, 10 ** 6), ("pair_codes", None, 60000)])
+def test_tables_with_ids_outside_the_vocabulary_are_refused(fresh, name, row, value):
+    # a cache file's digest rules out damage; from_tables still checks every id a kernel reads
+    tables = {k: v.copy() for k, v in fresh.model.tables().items()}
+    a = tables[name]
+    if name == "pair_codes" and tables["pair_values"].shape[0] + 2 > value:
+        pytest.skip("the byte-pair table is too large for this probe")
+    if row is None:
+        a[a.argmax()] = value
+    else:
+        col, free = (0, -1) if name == "merge_table" else (2, 0)  # a used row: key / meta not free
+        a[np.flatnonzero(a[:, col] != free)[0], row] = value
+    B.ByteLevelBPE.from_tables({k: v.copy() for k, v in fresh.model.tables().items()})  # the originals pass
+    with pytest.raises(ValueError, match=name):
+        B.ByteLevelBPE.from_tables(tables)

@@ -182,6 +182,45 @@ def test_hypothesis_parity(spm_models, name):
     check()
 
 
+def ascii_word_cases():
+    """Runs of printable ASCII of every length around the normalizer's 8-byte step, ended by a
+    space, the text's end, a control byte, DEL or a non-ASCII character, and letters that start
+    compositions (e + U+0301) at every offset of a run."""
+    letters = "abcdefghijklmnopqrstuvwxyzAEIOU.,;'\"!?-(0123)~aeiou"
+    cases = []
+    for n in range(1, 19):
+        w = "".join(letters[(7 * i + n) % len(letters)] for i in range(n))
+        cases += [w, w + " " + w, "  " + w + "   " + w + " ", w + "\u0301", w + "\u0308x", w + "\x7f" + w,
+                  w + "\t" + w, w + "\u00e9" + w, w + "\u2019s", w + "\u2581" + w, w + "\x00"]
+        cases += [w[:k] + "e\u0301" + w[k:] for k in range(n + 1)]
+    return cases
+
+
+ASCII_WORDS = st.text(st.sampled_from("abeiouyzAE.'!~ \t\x7f\u0301\u0308\u00e9"), max_size=40)
+
+
+# whether the normalizer copies printable ASCII eight bytes at a time: not when a rule starts
+# with a printable byte (case folding maps A-Z) or a user-defined symbol does ("ing", "<sep>")
+WORD_STEP = {"uni_nmt": 1, "bpe_llama": 1, "uni_bf_nfkc": 1, "uni_cf_raw": 0, "uni_symbols": 0}
+
+
+@pytest.mark.parametrize("name", list(WORD_STEP))
+def test_ascii_word_step(spm_models, name):
+    from nbtok.kernels.normalize import ASCII_WORDS as FLAG
+    tok, sp = load_pair(spm_models[name])
+    assert tok.model.N[6][FLAG] == WORD_STEP[name]
+    cases = ascii_word_cases()
+    assert [tok.encode(x).tolist() for x in cases] == sp.encode(cases)
+    assert_batch_parity(tok, sp, cases, label=name)
+
+    @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(ASCII_WORDS)
+    def check(text):
+        assert tok.encode(text).tolist() == sp.encode(text)
+
+    check()
+
+
 # ---------------------------------------------------------------------------------- API
 def test_vocabulary_api(spm_models):
     tok, sp = load_pair(spm_models["uni_symbols"])

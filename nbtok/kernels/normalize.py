@@ -24,9 +24,14 @@ import numpy as np
 
 from .._jit import inline_kernel, kernel, leaf_kernel
 from .trie import longest_prefix
+from .swar import load8, lowest_bit, store8
 
 SPACE0, SPACE1, SPACE2 = 0xE2, 0x96, 0x81  # U+2581 in UTF-8
 PLAIN_OFF = 256 + 128 * 256  # start of the per-code-point "no rule starts here" table in ``cls``
+ASCII_WORDS = PLAIN_OFF + 0x10000  # flag in ``cls``: printable ASCII words take the 8-byte step
+_ONES = np.uint64(0x0101010101010101)
+_HIGHS = np.uint64(0x8080808080808080)
+_BANGS = np.uint64(0x2121212121212121)  # '!' (0x21), the first printable byte after the space
 
 
 @kernel
@@ -199,8 +204,11 @@ def byte_classes(units, root_ok, ud_bc, ud_value):
     case (an ASCII letter that only starts compositions such as e + U+0301): c has no rule of its
     own and no rule continues with an ASCII byte, so the pair entry is read only before a
     non-ASCII byte; class 4 reads it always.
+
+    ``cls[ASCII_WORDS]`` = 1 when every printable ASCII byte (0x21-0x7E) is class 1 or 3 and the
+    space is class 2: ``plain_run`` then copies runs of them eight bytes at a time.
     """
-    cls = np.zeros(PLAIN_OFF + 0x10000, np.uint8)
+    cls = np.zeros(ASCII_WORDS + 1, np.uint8)
     n_units = units.shape[0]
     for c in range(128):
         if ud_bc.shape[0] > 0:
@@ -226,6 +234,10 @@ def byte_classes(units, root_ok, ud_bc, ud_value):
         if not ascii_next:
             cls[c] = 3
     _plain_chars(units, cls)
+    words = cls[0x20] == 2
+    for c in range(0x21, 0x7F):
+        words = words and (cls[c] == 1 or cls[c] == 3)
+    cls[ASCII_WORDS] = 1 if words else 0
     return cls
 
 
@@ -380,6 +392,24 @@ def _copied_as_is(flags, text, q, end, cls):
     return not cls[PLAIN_OFF + cp] & 4
 
 
+@inline_kernel
+def _ascii_word(text, pos, end, out, n):
+    """Copy the printable ASCII bytes (no space) from ``pos``, up to eight, with one 8-byte load
+    and store: returns (pos, n, count). Needs ``pos + 8 <= end`` and ``n + 8 <= out.shape[0]``. A byte is out of the run if its high bit is set,
+    it is below '!' or it is DEL (the three SWAR tests; each may also flag bytes above a
+    flagged one, never below, so the lowest flag is exact). A letter that starts compositions
+    (class 3) is copied as is only before an ASCII byte, so the byte before a non-ASCII one is
+    left to the byte step."""
+    x = load8(text, pos)
+    stop = (x | ((x - _BANGS) & ~x) | (x + _ONES)) & _HIGHS
+    k = np.int64(lowest_bit(stop) >> np.uint64(3)) if stop != 0 else 8
+    if pos + k < end and text[pos + k] >= 0x80:
+        k -= 1
+    if k > 0:
+        store8(out, n, x)
+    return pos + k, n + k, k
+
+
 @leaf_kernel
 def plain_run(text, pos, end, cls, no_ud, escape, remove_extra, is_prev_space, out, n):
     """The normalizer's fast path: from ``pos``, copy into ``out`` at ``n`` every byte that needs
@@ -390,8 +420,18 @@ def plain_run(text, pos, end, cls, no_ud, escape, remove_extra, is_prev_space, o
     A loop of its own, compiled without reference counting: in ``normalize``, whose general step
     may replace ``out``, each iteration would increment and decrement ``out``'s count.
     """
+    words = cls[ASCII_WORDS] != 0
     while pos < end:
         c = text[pos]
+        if words and c > 0x20 and c < 0x7F and pos + 8 <= end and n + 8 <= out.shape[0]:
+            pos, n, k8 = _ascii_word(text, pos, end, out, n)
+            if k8 > 0:
+                is_prev_space = False
+                if pos < end and text[pos] == 0x20:  # the space after a word, the common case
+                    n = _emit_space(out, n, escape)
+                    is_prev_space = remove_extra
+                    pos += 1
+                continue
         k = plain_class(text, pos, end, cls)
         if k == 1:
             out[n] = c

@@ -81,7 +81,8 @@ def test_offsets_equal_hf_on_every_fixture_line(gpt2, hf):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.text(st.characters(blacklist_categories=()), max_size=12), max_size=8))
+@given(st.lists(st.one_of(st.text(st.characters(blacklist_categories=()), max_size=12),
+                          st.text(st.sampled_from("abc \u00e9\u65e5\U0001F642"), max_size=40)), max_size=8))
 def test_pack_utf8_is_each_text_encoded(texts):
     # the ASCII join-once path and the per-text path (lone surrogates as tiktoken) alike give
     # the bytes and offsets of each text's own encoding
@@ -90,6 +91,16 @@ def test_pack_utf8_is_each_text_encoded(texts):
     encoded = [utf8(t) for t in texts]
     assert buf.tobytes() == joined == b"".join(encoded)
     assert np.diff(offsets).tolist() == [len(e) for e in encoded] and offsets[0] == 0
+
+
+def test_pack_utf8_ascii_runs_across_texts():
+    # texts of every length, ASCII or with multi-byte characters, packed end to end
+    from nbtok.text import pack_utf8
+    texts = ["x" * k for k in range(20)] + ["\u00e9" + "y" * k + "\u65e5" for k in range(20)]
+    texts += [t + "\U0001F642" for t in texts[:20]] + ["z" * k for k in range(20)]
+    buf, offsets, joined = pack_utf8(texts)
+    assert np.diff(offsets).tolist() == [len(t.encode()) for t in texts]
+    assert joined == "".join(texts).encode()
 
 
 def test_unpadded_ragged_view(gpt2):

@@ -23,7 +23,7 @@ import numpy as np
 from numba import prange
 
 from .._jit import batch_kernel, inline_kernel, kernel, leaf_kernel
-from .normalize import normalize, normalize_inlined, one_char_len
+from .normalize import SPACE0, SPACE1, SPACE2, normalize, normalize_inlined, one_char_len
 
 INVALID_BASE = 0x110000
 SCORE_RESET = 100000.0  # kScoreResetThreshold of sentencepiece 0.2.x EncodeOptimized
@@ -166,6 +166,18 @@ def pack_lattice_trie(bc, value, lscore):
     return idsc
 
 
+@inline_kernel
+def _space_node(bc):
+    """(node, found): the trie node reached by the UTF-8 bytes of U+2581."""
+    node = np.uint64(0)
+    for c in (SPACE0, SPACE1, SPACE2):
+        nx = np.uint64(np.uint32(bc[2 * node])) + np.uint64(c)
+        if np.uint64(np.uint32(bc[2 * nx + 1])) != node:
+            return np.uint64(0), False
+        node = nx
+    return node, True
+
+
 @leaf_kernel
 def viterbi(norm, n, bc, idsc, unk_score, V, best, start_at, node_id, syms):
     """Best segmentation of ``norm[:n]``; writes symbols into ``syms`` and returns their count.
@@ -186,6 +198,8 @@ def viterbi(norm, n, bc, idsc, unk_score, V, best, start_at, node_id, syms):
     reset = np.float32(SCORE_RESET)
     frontier = 0
     s = 0
+    sp_node, sp_ok = _space_node(bc)
+    sp_piece = sp_ok and idsc[2 * sp_node] >= 0
     # the walk indexes with unsigned integers: Numba then emits no negative-index wraparound
     # (a select on every load of the dependent chain); a free cell's CHECK -1 becomes
     # 0xFFFFFFFF, which is no node
@@ -205,6 +219,17 @@ def viterbi(norm, n, bc, idsc, unk_score, V, best, start_at, node_id, syms):
         depth1 = np.uint64(s + mblen)
         node = np.uint64(0)
         e = np.uint64(s)
+        if mblen == 3 and sp_ok and norm[s] == SPACE0 and norm[s + 1] == SPACE1 and norm[s + 2] == SPACE2:
+            # a word start: the three steps of U+2581 in one (the branch on the lead byte has
+            # just been taken, so this one is predicted)
+            node = sp_node
+            e = depth1
+            cand = sc[two * node + one] + till
+            if cand > best[e]:
+                best[e] = cand
+                start_at[e] = s
+                node_id[e] = idsc[two * node]
+            single = sp_piece
         while e < nu:
             nx = np.uint64(np.uint32(bc[two * node])) + np.uint64(norm[e])
             if np.uint64(np.uint32(bc[two * nx + one])) != node:

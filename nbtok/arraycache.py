@@ -17,7 +17,8 @@ not grow with every version. The file is::
 Kernels do not check bounds, so a file is used only if its digest, key, names, dtypes and
 sizes all check out; anything else reads as a miss and the arrays are built and stored
 again. Files are written to a temporary name in the same directory and renamed over the old
-one, so a concurrent reader sees the old file or the new one, never half of one.
+one, so a concurrent reader sees the old file or the new one, never half of one; a temporary
+file left by a writer that was killed is removed by the next store after an hour.
 """
 import functools
 import hashlib
@@ -25,6 +26,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 
 import numpy as np
 
@@ -142,6 +144,7 @@ def store(name, key, arrays, directory=None):
                 f.write(c)
         os.chmod(tmp, 0o644)  # (mkstemp's is 0o600)
         os.replace(tmp, _path(directory, name))
+        _remove_stale_temporaries(directory)
         return True
     except OSError:
         if tmp is not None:
@@ -150,3 +153,23 @@ def store(name, key, arrays, directory=None):
             except OSError:
                 pass
         return False
+
+
+STALE_SECONDS = 3600  # a temporary file this old belongs to no writer still running
+
+
+def _remove_stale_temporaries(directory, now=None):
+    """Delete ``.tmp-*.arrays`` files older than ``STALE_SECONDS`` (a writer killed between
+    writing and renaming leaves one behind); a writer at work has a fresh one."""
+    now = time.time() if now is None else now
+    try:
+        names = [n for n in os.listdir(directory) if n.startswith(".tmp-") and n.endswith(".arrays")]
+    except OSError:
+        return
+    for n in names:
+        path = os.path.join(directory, n)
+        try:
+            if now - os.stat(path).st_mtime > STALE_SECONDS:
+                os.unlink(path)
+        except OSError:
+            pass

@@ -2,7 +2,9 @@
 damaged or stale files are rebuilt, and a missing, unwritable or disabled cache changes
 nothing but speed."""
 import json
+import os
 import threading
+import time
 
 import numba
 import numpy as np
@@ -177,6 +179,20 @@ def test_failed_write_leaves_no_file(cache, monkeypatch):
     monkeypatch.setattr(arraycache.os, "replace", fail)
     assert not arraycache.store("x", "key", {"a": np.arange(10)})
     assert files(cache, "") == []
+
+
+def test_stale_temporaries_are_removed(tmp_path):
+    # a writer killed between writing and renaming leaves a temporary file: the next store
+    # removes it once it is an hour old, and leaves a fresh one (a writer at work) alone
+    stale, fresh_tmp, other = tmp_path / ".tmp-dead.arrays", tmp_path / ".tmp-busy.arrays", tmp_path / ".tmp-x.txt"
+    for p in (stale, fresh_tmp, other):
+        p.write_bytes(b"partial")
+    old = time.time() - arraycache.STALE_SECONDS - 60
+    os.utime(stale, (old, old))
+    os.utime(other, (old, old))
+    assert arraycache.store("a", "k", {"x": np.arange(3)}, directory=str(tmp_path))
+    assert not stale.exists() and fresh_tmp.exists() and other.exists()
+    assert arraycache.load("a", "k", directory=str(tmp_path))["x"].tolist() == [0, 1, 2]
 
 
 def test_disabled_cache(tmp_path, fresh, builds, monkeypatch):

@@ -395,11 +395,12 @@ def _copied_as_is(flags, text, q, end, cls):
 @inline_kernel
 def _ascii_word(text, pos, end, out, n):
     """Copy the printable ASCII bytes (no space) from ``pos``, up to eight, with one 8-byte load
-    and store: returns (pos, n, count). Needs ``pos + 8 <= end`` and ``n + 8 <= out.shape[0]``. A byte is out of the run if its high bit is set,
-    it is below '!' or it is DEL (the three SWAR tests; each may also flag bytes above a
-    flagged one, never below, so the lowest flag is exact). A letter that starts compositions
-    (class 3) is copied as is only before an ASCII byte, so the byte before a non-ASCII one is
-    left to the byte step."""
+    and store: returns (pos, n, count). Needs ``pos + 8 <= end`` and ``n + 8 <= out.shape[0]``.
+
+    A byte is out of the run if its high bit is set, it is below '!' or it is DEL (the three
+    SWAR tests; each may also flag bytes above a flagged one, never below, so the lowest flag
+    is exact). A letter that starts compositions (class 3) is copied as is only before an
+    ASCII byte, so the byte before a non-ASCII one is left to the byte step."""
     x = load8(text, pos)
     stop = (x | ((x - _BANGS) & ~x) | (x + _ONES)) & _HIGHS
     k = np.int64(lowest_bit(stop) >> np.uint64(3)) if stop != 0 else 8

@@ -220,8 +220,8 @@ def viterbi(norm, n, bc, idsc, unk_score, V, best, start_at, node_id, syms):
         node = np.uint64(0)
         e = np.uint64(s)
         if mblen == 3 and sp_ok and norm[s] == SPACE0 and norm[s + 1] == SPACE1 and norm[s + 2] == SPACE2:
-            # a word start: the three steps of U+2581 in one (the branch on the lead byte has
-            # just been taken, so this one is predicted)
+            # a word start: the three steps of U+2581 in one (tested only after the lead byte
+            # said three bytes, so other starts pay nothing)
             node = sp_node
             e = depth1
             cand = sc[two * node + one] + till

@@ -158,10 +158,10 @@ def store(name, key, arrays, directory=None):
 STALE_SECONDS = 3600  # a temporary file this old belongs to no writer still running
 
 
-def _remove_stale_temporaries(directory, now=None):
+def _remove_stale_temporaries(directory):
     """Delete ``.tmp-*.arrays`` files older than ``STALE_SECONDS`` (a writer killed between
     writing and renaming leaves one behind); a writer at work has a fresh one."""
-    now = time.time() if now is None else now
+    now = time.time()
     try:
         names = [n for n in os.listdir(directory) if n.startswith(".tmp-") and n.endswith(".arrays")]
     except OSError:

@@ -24,6 +24,7 @@ from numba import prange
 
 from .._jit import batch_kernel, inline_kernel, kernel, leaf_kernel
 from .normalize import SPACE0, SPACE1, SPACE2, normalize, normalize_inlined, one_char_len
+from .trie import trie_step
 
 INVALID_BASE = 0x110000
 SCORE_RESET = 100000.0  # kScoreResetThreshold of sentencepiece 0.2.x EncodeOptimized
@@ -166,18 +167,6 @@ def pack_lattice_trie(bc, value, lscore):
     return idsc
 
 
-@inline_kernel
-def _space_node(bc):
-    """(node, found): the trie node reached by the UTF-8 bytes of U+2581."""
-    node = np.uint64(0)
-    for c in (SPACE0, SPACE1, SPACE2):
-        nx = np.uint64(np.uint32(bc[2 * node])) + np.uint64(c)
-        if np.uint64(np.uint32(bc[2 * nx + 1])) != node:
-            return np.uint64(0), False
-        node = nx
-    return node, True
-
-
 @leaf_kernel
 def viterbi(norm, n, bc, idsc, unk_score, V, best, start_at, node_id, syms):
     """Best segmentation of ``norm[:n]``; writes symbols into ``syms`` and returns their count.
@@ -198,8 +187,12 @@ def viterbi(norm, n, bc, idsc, unk_score, V, best, start_at, node_id, syms):
     reset = np.float32(SCORE_RESET)
     frontier = 0
     s = 0
-    sp_node, sp_ok = _space_node(bc)
-    sp_piece = sp_ok and idsc[2 * sp_node] >= 0
+    sp = 0  # the trie node of U+2581's bytes, or -1
+    for c in (SPACE0, SPACE1, SPACE2):
+        sp = trie_step(bc, sp, c) if sp >= 0 else sp
+    sp_ok = sp >= 0
+    sp_piece = sp_ok and idsc[2 * sp] >= 0
+    sp_node = np.uint64(max(sp, 0))
     # the walk indexes with unsigned integers: Numba then emits no negative-index wraparound
     # (a select on every load of the dependent chain); a free cell's CHECK -1 becomes
     # 0xFFFFFFFF, which is no node

@@ -393,3 +393,21 @@ def test_nbest_encode(spm_models):
     assert same > len(lines) // 2
     with pytest.raises(ValueError):
         load_pair(spm_models["bpe_nmt"])[0].nbest_encode("abc", 3)
+
+
+@pytest.mark.parametrize("name", ["uni_nmt", "uni_symbols", "uni_bf_nfkc"])
+def test_unigram_wide_units(spm_models, name):
+    """A lattice trie too large for uint32 units gets uint64 ones (forced here): same ids on
+    every path (batch, single text, n-best, sampling with a fixed seed)."""
+    narrow, sp = load_pair(spm_models[name])
+    wide = nbtok.Tokenizer.from_sentencepiece(str(spm_models[name]))
+    assert narrow.model.M[0].dtype == np.uint32
+    wide.model._M = wide.model._lattice(wide=True)
+    assert wide.model.M[0].dtype == np.uint64
+    lines = fixture_lines()[:3000] + EDGE_CASES
+    assert_batch_parity(wide, sp, lines, decode=False, label=name)
+    for text in lines[:300:7] + EDGE_CASES:
+        assert wide.encode(text).tolist() == sp.encode(text), repr(text)
+        assert [x.tolist() for x in wide.nbest_encode(text, 4)] == [x.tolist() for x in narrow.nbest_encode(text, 4)]
+        a = narrow.sample_encode(text, alpha=0.5, nbest_size=-1, seed=11).tolist()
+        assert wide.sample_encode(text, alpha=0.5, nbest_size=-1, seed=11).tolist() == a, repr(text)

@@ -234,9 +234,9 @@ def _emit(syms, m, n2o, piece_offsets, F, text, start, ids, st, en, lo, hi):
 @kernel
 def unigram_symbols(norm, n, M, scratch):
     """As ``kernels.unigram.encode_symbols`` after its normalizer step."""
-    bc, idsc, unk_score, V = M
+    lat, idsc, unk_score, V = M
     scratch = kuni._fit(scratch, scratch[0], n)
-    m = kuni.viterbi(norm, n, bc, idsc, unk_score, V, scratch[1], scratch[2], scratch[3], scratch[4])
+    m = kuni.viterbi(norm, n, lat, idsc, unk_score, V, scratch[1], scratch[2], scratch[3], scratch[4])
     return scratch, scratch[4], m
 
 

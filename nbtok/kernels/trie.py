@@ -9,7 +9,10 @@ Layout (all int32, one cell per trie node, root = cell 0):
 BASE and CHECK are interleaved so one transition touches one cache line. The arrays are
 padded with 256 free cells past the largest BASE, so ``BASE + c`` is always in range and
 a walk needs no bounds check. Nodes without children have BASE 0; since no cell has such a
-node as its CHECK, the walk stops there.
+node as its CHECK, the walk stops there. No two nodes share a BASE, so a cell's own label
+(its index minus its parent's BASE) also tells whose child it is: ``labelled_units`` packs the
+trie into one word a cell (BASE, a key-ends-here bit, the label), half the bytes of BASE + CHECK,
+for the hot walks.
 
 Build: a depth-first MSD radix partition of the keys (counting sort on byte d, insertion
 sort for small ranges) yields each node's children, which are placed immediately. A free cell
@@ -25,11 +28,11 @@ MAX_TRIALS = 8
 
 
 @kernel
-def _grow(bc, value, nxt, prv, fails, need):
+def _grow(bc, value, nxt, prv, fails, taken, need):
     """Extend the cell arrays to at least ``need`` cells, new cells free and linked at the end."""
     old = value.shape[0]
     if need <= old:
-        return bc, value, nxt, prv, fails
+        return bc, value, nxt, prv, fails, taken
     new = old * 2
     while new < need:
         new *= 2
@@ -45,6 +48,8 @@ def _grow(bc, value, nxt, prv, fails, need):
     prv2[:old] = prv
     fails2 = np.zeros(new, np.int32)
     fails2[:old] = fails
+    taken2 = np.zeros(new, np.bool_)
+    taken2[:old] = taken
     # append [old, new) to the free list: the list is circular through sentinel cell 0's slots
     # (nxt[0]/prv[0] act as head/tail; cell 0 itself is the root and never free)
     tail = prv[0]
@@ -54,7 +59,7 @@ def _grow(bc, value, nxt, prv, fails, need):
         tail = s
     nxt2[tail] = 0
     prv2[0] = tail
-    return bc2, value2, nxt2, prv2, fails2
+    return bc2, value2, nxt2, prv2, fails2, taken2
 
 
 @kernel
@@ -132,6 +137,7 @@ def _place(key_bytes, key_offsets, keys):
     nxt = np.empty(cap, np.int32)
     prv = np.empty(cap, np.int32)
     fails = np.zeros(cap, np.int32)
+    taken = np.zeros(cap, np.bool_)  # BASE values in use: no two nodes share one
     nxt[0] = 1
     prv[0] = cap - 1
     for s in range(1, cap):
@@ -186,13 +192,13 @@ def _place(key_bytes, key_offsets, keys):
         while True:
             if s == 0:
                 old = value.shape[0]
-                bc, value, nxt, prv, fails = _grow(bc, value, nxt, prv, fails, old * 2)
+                bc, value, nxt, prv, fails, taken = _grow(bc, value, nxt, prv, fails, taken, old * 2)
                 s = old
             b = s - first
-            ok = b >= 1
+            ok = b >= 1 and not taken[b]
             if ok:
                 if b + 256 > value.shape[0]:
-                    bc, value, nxt, prv, fails = _grow(bc, value, nxt, prv, fails, b + 257)
+                    bc, value, nxt, prv, fails, taken = _grow(bc, value, nxt, prv, fails, taken, b + 257)
                 for j in range(1, k):
                     if bc[2 * (b + labels[j]) + 1] != -1:
                         ok = False
@@ -206,6 +212,7 @@ def _place(key_bytes, key_offsets, keys):
                 _unlink(nxt, prv, s)
             s = ns
         bc[2 * cv] = base
+        taken[base] = True
         if base > max_base:
             max_base = base
         for j in range(k):
@@ -222,7 +229,7 @@ def _place(key_bytes, key_offsets, keys):
             sp += 1
     size = max_base + 257
     if size > value.shape[0]:
-        bc, value, nxt, prv, fails = _grow(bc, value, nxt, prv, fails, size)
+        bc, value, nxt, prv, fails, taken = _grow(bc, value, nxt, prv, fails, taken, size)
     return bc[:2 * size].copy(), value[:size].copy()
 
 
@@ -282,6 +289,52 @@ def build_trie(key_bytes, key_offsets, key_ids):
     bc, value = _place(kb, ko, np.arange(keys.size, dtype=np.int64))
     _remap_values(value, keys)
     return bc, value
+
+
+# ------------------------------------------------------------------ labelled units
+# units[s] = BASE << BASE_SHIFT | LEAF (a key ends at s) | the label of s. A step from unit u
+# by byte c goes to cell (u >> BASE_SHIFT) + c and succeeds if that cell's label is c: with
+# BASEs unique, only the child labelled c of this node has that label there. A free cell's
+# label LABEL_MASK matches no byte; a node without children points at 256 free cells past the
+# end. uint32 holds BASEs below 2**22 (tries of up to ~4M nodes), uint64 any.
+LABEL_MASK = 0x1FF
+LEAF = 0x200
+BASE_SHIFT = 10
+NARROW_CELLS = 1 << (32 - BASE_SHIFT)
+
+
+def labelled_units(bc, value, wide=None):
+    """The trie ``(bc, value)`` as labelled units: uint32 when every BASE fits, else uint64
+    (``wide`` forces the choice)."""
+    size = value.shape[0]
+    if wide is None:
+        wide = size + 256 > NARROW_CELLS
+    units = np.full(size + 256, LABEL_MASK, np.uint64 if wide else np.uint32)
+    _fill_units(bc, value, units)
+    return units
+
+
+@kernel
+def _fill_units(bc, value, units):
+    size = value.shape[0]
+    for s in range(size):
+        parent = bc[2 * s + 1]
+        if s != 0 and parent < 0:
+            continue  # a free cell
+        base = bc[2 * s]
+        if base == 0:
+            base = size
+        label = s - bc[2 * parent] if s != 0 else LABEL_MASK
+        units[s] = (np.int64(base) << BASE_SHIFT) | (LEAF if value[s] >= 0 else 0) | label
+
+
+@kernel
+def unit_child(units, node, c):
+    """Child of ``node`` labelled byte ``c`` in labelled units, or -1."""
+    nx = (np.int64(units[node]) >> BASE_SHIFT) + c
+    if (np.int64(units[nx]) & LABEL_MASK) != c:
+        return -1
+    return nx
 
 
 # ------------------------------------------------------------------ search

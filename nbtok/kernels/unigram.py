@@ -24,7 +24,7 @@ from numba import prange
 
 from .._jit import batch_kernel, inline_kernel, kernel, leaf_kernel
 from .normalize import SPACE0, SPACE1, SPACE2, normalize, normalize_inlined, one_char_len
-from .trie import trie_step
+from .trie import BASE_SHIFT, LABEL_MASK, LEAF, unit_child
 
 INVALID_BASE = 0x110000
 SCORE_RESET = 100000.0  # kScoreResetThreshold of sentencepiece 0.2.x EncodeOptimized
@@ -151,10 +151,10 @@ def place_ids(syms, m, F, out, lo, hi, tmp):
 def pack_lattice_trie(bc, value, lscore):
     """``idsc`` int32[2 * size] = (piece id or -1, float32 score bits) per trie node.
 
-    The walk reads only ``bc`` (base, check: 8 bytes a node, so more of the trie stays in
-    cache); the lattice update reads ``idsc`` at the node reached, a load the walk does not
-    wait for. ``lscore`` float32[V] is the lattice score of each piece; a node that ends no
-    piece scores -inf, so it never improves the lattice.
+    The walk reads only the trie's labelled units (4 bytes a node, so more of the trie stays
+    in cache); the lattice update reads ``idsc`` at a node where a piece ends, a load the walk
+    does not wait for. ``lscore`` float32[V] is the lattice score of each piece; a node that
+    ends no piece scores -inf, so it never improves the lattice.
     """
     size = value.shape[0]
     idsc = np.empty(2 * size, np.int32)
@@ -168,11 +168,11 @@ def pack_lattice_trie(bc, value, lscore):
 
 
 @leaf_kernel
-def viterbi(norm, n, bc, idsc, unk_score, V, best, start_at, node_id, syms):
+def viterbi(norm, n, units, idsc, unk_score, V, best, start_at, node_id, syms):
     """Best segmentation of ``norm[:n]``; writes symbols into ``syms`` and returns their count.
 
-    ``bc`` the lattice trie (NORMAL and USER_DEFINED pieces only: UNUSED pieces are skipped by
-    leaving them out), ``idsc`` from ``pack_lattice_trie``.
+    ``units`` the lattice trie's labelled units (NORMAL and USER_DEFINED pieces only: UNUSED
+    pieces are skipped by leaving them out), ``idsc`` from ``pack_lattice_trie``.
     ``best`` float32[n+1], ``start_at`` / ``node_id`` int32[n+1], ``syms`` int64[n] scratch.
     """
     # best = -inf marks "no candidate yet", which makes the first (finite) candidate win and
@@ -189,16 +189,20 @@ def viterbi(norm, n, bc, idsc, unk_score, V, best, start_at, node_id, syms):
     s = 0
     sp = 0  # the trie node of U+2581's bytes, or -1
     for c in (SPACE0, SPACE1, SPACE2):
-        sp = trie_step(bc, sp, c) if sp >= 0 else sp
+        sp = unit_child(units, sp, c) if sp >= 0 else sp
     sp_ok = sp >= 0
-    sp_piece = sp_ok and idsc[2 * sp] >= 0
     sp_node = np.uint64(max(sp, 0))
+    sp_unit = units[sp_node]
+    sp_piece = sp_ok and (np.uint64(sp_unit) & np.uint64(LEAF)) != 0
+    root_unit = units[0]
     # the walk indexes with unsigned integers: Numba then emits no negative-index wraparound
-    # (a select on every load of the dependent chain); a free cell's CHECK -1 becomes
-    # 0xFFFFFFFF, which is no node
+    # (a select on every load of the dependent chain)
     nu = np.uint64(n)
     one = np.uint64(1)
     two = np.uint64(2)
+    shift = np.uint64(BASE_SHIFT)
+    label = np.uint64(LABEL_MASK)
+    leaf = np.uint64(LEAF)
     while s < n:
         till = best[s]
         if till < -reset or till > reset:
@@ -210,32 +214,34 @@ def viterbi(norm, n, bc, idsc, unk_score, V, best, start_at, node_id, syms):
         mblen = one_char_len(norm[s], n - s)
         single = False  # some piece is exactly the character at s
         depth1 = np.uint64(s + mblen)
-        node = np.uint64(0)
+        u = root_unit
         e = np.uint64(s)
         if mblen == 3 and sp_ok and norm[s] == SPACE0 and norm[s + 1] == SPACE1 and norm[s + 2] == SPACE2:
             # a word start: the three steps of U+2581 in one (tested only after the lead byte
             # said three bytes, so other starts pay nothing)
-            node = sp_node
+            u = sp_unit
             e = depth1
-            cand = sc[two * node + one] + till
+            cand = sc[two * sp_node + one] + till
             if cand > best[e]:
                 best[e] = cand
                 start_at[e] = s
-                node_id[e] = idsc[two * node]
+                node_id[e] = idsc[two * sp_node]
             single = sp_piece
         while e < nu:
-            nx = np.uint64(np.uint32(bc[two * node])) + np.uint64(norm[e])
-            if np.uint64(np.uint32(bc[two * nx + one])) != node:
+            c = np.uint64(norm[e])
+            node = (np.uint64(u) >> shift) + c
+            u = units[node]
+            if (np.uint64(u) & label) != c:
                 break
-            node = nx
             e += one
-            cand = sc[two * node + one] + till  # -inf where no piece ends
-            if cand > best[e]:
-                best[e] = cand
-                start_at[e] = s
-                node_id[e] = idsc[two * node]
-            if e == depth1:
-                single = idsc[two * node] >= 0
+            if np.uint64(u) & leaf:
+                cand = sc[two * node + one] + till
+                if cand > best[e]:
+                    best[e] = cand
+                    start_at[e] = s
+                    node_id[e] = idsc[two * node]
+                if e == depth1:
+                    single = True
         if np.int64(e) > frontier:
             frontier = np.int64(e)
         if not single:
@@ -293,10 +299,10 @@ def _fit(scratch, normbuf, n):
 def encode_symbols(text, start, end, N, M, scratch):
     """Normalize + Viterbi for ``text[start:end]``: (scratch, m); symbols in scratch[4][:m]."""
     units, pool, root_ok, ud_bc, ud_value, flags, cls = N
-    bc, idsc, unk_score, V = M
+    lat, idsc, unk_score, V = M
     normbuf, n = normalize(text, start, end, units, pool, root_ok, ud_bc, ud_value, flags, cls, scratch[0])
     scratch = _fit(scratch, normbuf, n)
-    m = viterbi(normbuf, n, bc, idsc, unk_score, V, scratch[1], scratch[2], scratch[3], scratch[4])
+    m = viterbi(normbuf, n, lat, idsc, unk_score, V, scratch[1], scratch[2], scratch[3], scratch[4])
     return scratch, m
 
 
@@ -325,7 +331,7 @@ def encode_one(text, N, M, F):
     """All ids of one document (``F`` = (V, unk_id, byte_fallback, byte_ids, bos, eos))."""
     V, unk_id, byte_fallback, byte_ids, bos, eos = F
     units, pool, root_ok, ud_bc, ud_value, flags, cls = N
-    bc, idsc, unk_score, V2 = M
+    lat, idsc, unk_score, V2 = M
     size = text.shape[0]
     normbuf, n = normalize(text, 0, size, units, pool, root_ok, ud_bc, ud_value, flags, cls,
                            np.empty(3 * size + 8, np.uint8))
@@ -333,7 +339,7 @@ def encode_one(text, N, M, F):
     start_at = np.empty(n + 1, np.int32)
     node_id = np.empty(n + 1, np.int32)
     syms = np.empty(n + 1, np.int64)
-    m = viterbi(normbuf, n, bc, idsc, unk_score, V2, best, start_at, node_id, syms)
+    m = viterbi(normbuf, n, lat, idsc, unk_score, V2, best, start_at, node_id, syms)
     out = np.empty(count_ids(syms, m, V, byte_fallback, bos, eos), np.int32)
     finish_ids(syms, m, V, unk_id, byte_fallback, byte_ids, bos, eos, out, 0)
     return out
@@ -362,7 +368,7 @@ def encode_batch(buf, offsets, out_offsets, N, M, F, bounds, n_workers, out, cou
     call per document that receives tuples of arrays costs about a microsecond).
     """
     units, pool, root_ok, ud_bc, ud_value, flags, cls = N
-    bc, idsc, unk_score, V = M
+    lat, idsc, unk_score, V = M
     Vf, unk_id, byte_fallback, byte_ids, bos, eos = F
     n_chunks = bounds.shape[0] - 1
     for w in prange(n_workers):
@@ -376,7 +382,7 @@ def encode_batch(buf, offsets, out_offsets, N, M, F, bounds, n_workers, out, cou
                                                flags, cls, scratch[0])
                 scratch = _fit(scratch, normbuf, n)
                 syms = scratch[4]
-                m = viterbi(normbuf, n, bc, idsc, unk_score, V, scratch[1], scratch[2], scratch[3], syms)
+                m = viterbi(normbuf, n, lat, idsc, unk_score, V, scratch[1], scratch[2], scratch[3], syms)
                 if hi - o >= 4 * m + 2:  # place_ids' first case, without a call per document
                     k = finish_ids(syms, m, Vf, unk_id, byte_fallback, byte_ids, bos, eos, out, o) - o
                 else:
@@ -399,7 +405,7 @@ def _logaddexp(a, b):
 
 
 @kernel
-def ffbs_sample(norm, n, bc, idsc, unk_score, V, theta, syms):
+def ffbs_sample(norm, n, lat, idsc, unk_score, V, theta, syms):
     """Forward-filtering backward-sampling over the full lattice of ``norm[:n]`` (sentencepiece's
     ``SampleEncode`` with nbest_size < 0): a segmentation drawn with probability proportional to
     exp(theta * score). Writes symbols into ``syms``; returns their count."""
@@ -420,10 +426,9 @@ def ffbs_sample(norm, n, bc, idsc, unk_score, V, theta, syms):
         has_single = False
         node = 0
         for k in range(s, n):
-            nx = bc[2 * node] + norm[k]
-            if bc[2 * nx + 1] != node:
+            node = unit_child(lat, node, norm[k])
+            if node < 0:
                 break
-            node = nx
             v = idsc[2 * node]
             if v >= 0:
                 e = k + 1
@@ -507,11 +512,11 @@ def sample_one(text, N, M, F, theta):
     """FFBS-sampled ids of one document."""
     V, unk_id, byte_fallback, byte_ids, bos, eos = F
     units, pool, root_ok, ud_bc, ud_value, flags, cls = N
-    bc, idsc, unk_score, V2 = M
+    lat, idsc, unk_score, V2 = M
     normbuf, n = normalize(text, 0, text.shape[0], units, pool, root_ok, ud_bc, ud_value, flags, cls,
                            np.empty(text.shape[0] + 16, np.uint8))
     syms = np.empty(n + 1, np.int64)
-    m = ffbs_sample(normbuf, n, bc, idsc, unk_score, V2, theta, syms)
+    m = ffbs_sample(normbuf, n, lat, idsc, unk_score, V2, theta, syms)
     out = np.empty(4 * m + 2, np.int32)
     o = finish_ids(syms, m, V, unk_id, byte_fallback, byte_ids, bos, eos, out, 0)
     return out[:o].copy()
@@ -547,7 +552,7 @@ def _kbest_insert(sc, pp, pr, pid, cnt, e, k, cand, s, r, v):
 
 
 @kernel
-def nbest(norm, n, bc, idsc, unk_score, V, k):
+def nbest(norm, n, lat, idsc, unk_score, V, k):
     """The k best segmentations of ``norm[:n]`` by total score (k-best Viterbi over the lattice).
 
     Returns (symbols int64[], offsets int64[count + 1], scores float64[count])."""
@@ -565,10 +570,9 @@ def nbest(norm, n, bc, idsc, unk_score, V, k):
         has_single = False
         node = 0
         for q in range(s, n):
-            nx = bc[2 * node] + norm[q]
-            if bc[2 * nx + 1] != node:
+            node = unit_child(lat, node, norm[q])
+            if node < 0:
                 break
-            node = nx
             v = idsc[2 * node]
             if v >= 0:
                 e = q + 1
@@ -620,10 +624,10 @@ def nbest_one(text, N, M, F, k):
     """ids of the k best segmentations of one document: (ids, offsets, scores)."""
     V, unk_id, byte_fallback, byte_ids, bos, eos = F
     units, pool, root_ok, ud_bc, ud_value, flags, cls = N
-    bc, idsc, unk_score, V2 = M
+    lat, idsc, unk_score, V2 = M
     normbuf, n = normalize(text, 0, text.shape[0], units, pool, root_ok, ud_bc, ud_value, flags, cls,
                            np.empty(text.shape[0] + 16, np.uint8))
-    syms, offs, scores = nbest(normbuf, n, bc, idsc, unk_score, V2, k)
+    syms, offs, scores = nbest(normbuf, n, lat, idsc, unk_score, V2, k)
     count = offs.shape[0] - 1
     out = np.empty(4 * syms.shape[0] + 2 * count + 2, np.int32)
     out_off = np.zeros(count + 1, np.int64)
@@ -646,9 +650,9 @@ BLOB_HEADER = 32  # int64 slots
 
 def pack_blob(N, M, F):
     units, pool, root_ok, ud_bc, ud_value, flags, cls = N
-    bc, idsc, unk_score, V = M
+    lat, idsc, unk_score, V = M
     _V, unk_id, byte_fallback, byte_ids, bos, eos = F
-    parts = [units, pool, root_ok, ud_bc, ud_value, flags, cls, bc, byte_ids, idsc]
+    parts = [units, pool, root_ok, ud_bc, ud_value, flags, cls, lat, byte_ids, idsc]
     head = np.zeros(BLOB_HEADER, np.int64)
     off = 8 * BLOB_HEADER
     chunks = []
@@ -679,7 +683,7 @@ def unpack_blob(blob):
     ud_value = blob[H[8]:H[9]].view(np.int32)
     flags = blob[H[10]:H[11]].view(np.int64)
     cls = blob[H[12]:H[13]]
-    bc = blob[H[14]:H[15]].view(np.int32)
+    lat = blob[H[14]:H[15]].view(np.uint32)
     idsc = blob[H[18]:H[19]].view(np.int32)
     byte_ids = blob[H[16]:H[17]].view(np.int32)
     unk_score = blob[8 * 20:8 * 20 + 4].view(np.float32)[0]
@@ -688,14 +692,14 @@ def unpack_blob(blob):
     byte_fallback = H[23] != 0
     bos = H[24]
     eos = H[25]
-    return (units, pool, root_ok, ud_bc, ud_value, flags, cls, bc, idsc, byte_ids, unk_score, V, unk_id,
+    return (units, pool, root_ok, ud_bc, ud_value, flags, cls, lat, idsc, byte_ids, unk_score, V, unk_id,
             byte_fallback, bos, eos)
 
 
 @kernel
 def encode_one_blob(text, blob):
     """``encode_one`` with the model arrays packed by ``pack_blob``."""
-    (units, pool, root_ok, ud_bc, ud_value, flags, cls, bc, idsc, byte_ids, unk_score, V, unk_id,
+    (units, pool, root_ok, ud_bc, ud_value, flags, cls, lat, idsc, byte_ids, unk_score, V, unk_id,
      byte_fallback, bos, eos) = unpack_blob(blob)
     size = text.shape[0]
     normbuf, n = normalize(text, 0, size, units, pool, root_ok, ud_bc, ud_value, flags, cls,
@@ -705,7 +709,7 @@ def encode_one_blob(text, blob):
     node_id = work[n + 1:2 * (n + 1)]
     best = work[2 * (n + 1):].view(np.float32)
     syms = np.empty(n + 1, np.int64)
-    m = viterbi(normbuf, n, bc, idsc, unk_score, V, best, start_at, node_id, syms)
+    m = viterbi(normbuf, n, lat, idsc, unk_score, V, best, start_at, node_id, syms)
     out = np.empty(count_ids(syms, m, V, byte_fallback, bos, eos), np.int32)
     finish_ids(syms, m, V, unk_id, byte_fallback, byte_ids, bos, eos, out, 0)
     return out
@@ -717,21 +721,21 @@ def encode_blob_into(text, blob, out):
     count, or -1 if ``out`` is too small. ``text`` may be ``bytes`` (no ``np.frombuffer`` per
     call). One scratch allocation for the normalized text and the lattice; no array is boxed
     on return (boxing a fresh array costs more than a short sentence's Viterbi)."""
-    (units, pool, root_ok, ud_bc, ud_value, flags, cls, bc, idsc, byte_ids, unk_score, V, unk_id,
+    (units, pool, root_ok, ud_bc, ud_value, flags, cls, lat, idsc, byte_ids, unk_score, V, unk_id,
      byte_fallback, bos, eos) = unpack_blob(blob)
     size = len(text)
     cap = (3 * size + 15) & ~7
     work = np.empty(cap + 16 * (cap + 1), np.uint8)
     normbuf, n = normalize(text, 0, size, units, pool, root_ok, ud_bc, ud_value, flags, cls, work[:cap])
     if n <= cap:
-        lat = work[cap:cap + 16 * (n + 1)].view(np.int32)
+        cells = work[cap:cap + 16 * (n + 1)].view(np.int32)
     else:  # the normalizer grew its buffer (an expanding charsmap rule)
-        lat = np.empty(4 * (n + 1), np.int32)
-    start_at = lat[:n + 1]
-    node_id = lat[n + 1:2 * (n + 1)]
-    syms = lat[2 * (n + 1):3 * (n + 1)]
-    best = lat[3 * (n + 1):].view(np.float32)
-    m = viterbi(normbuf, n, bc, idsc, unk_score, V, best, start_at, node_id, syms)
+        cells = np.empty(4 * (n + 1), np.int32)
+    start_at = cells[:n + 1]
+    node_id = cells[n + 1:2 * (n + 1)]
+    syms = cells[2 * (n + 1):3 * (n + 1)]
+    best = cells[3 * (n + 1):].view(np.float32)
+    m = viterbi(normbuf, n, lat, idsc, unk_score, V, best, start_at, node_id, syms)
     if count_ids(syms, m, V, byte_fallback, bos, eos) > out.shape[0]:
         return -1
     return finish_ids(syms, m, V, unk_id, byte_fallback, byte_ids, bos, eos, out, 0)

@@ -23,7 +23,7 @@ from ..kernels import unigram as kuni
 from ..kernels.bpe import new_pair_filter
 from ..kernels.hashmap import IntMap
 from ..kernels.ragged import batch_chunks, chunk_bounds, gather_chunks
-from ..kernels.trie import build_trie
+from ..kernels.trie import build_trie, labelled_units
 from ..text import pack_utf8
 from ..vocab import Vocab
 
@@ -162,10 +162,7 @@ class SentencePieceModel:
             lscore[ud] = (0.1 * (lens[ud].astype(np.float64) - 1)).astype(np.float32)
             self.lscore = lscore
             self.unk_score = np.float32(self.min_score - np.float32(10.0))
-            # the lattice trie leaves UNUSED pieces out (sentencepiece skips them)
-            lat = np.flatnonzero((kinds == NORMAL) | (kinds == USER_DEFINED))
-            lbc, lvalue = build_trie(pb, proto.piece_offsets, lat) if lat.size < matchable.size else self.trie
-            self._M = (lbc, kuni.pack_lattice_trie(lbc, lvalue, lscore), self.unk_score, np.int64(V))
+            self._M = self._lattice()
         else:
             _, ranks = np.unique(-scores.astype(np.float64), return_inverse=True)
             self._ranks = ranks.astype(np.int64)
@@ -193,6 +190,18 @@ class SentencePieceModel:
         self._reserved = {p: int(i) for p, i in zip(rs, reserved.tolist())}
         self.bos_id = self._reserved_id(t["bos_piece"])
         self.eos_id = self._reserved_id(t["eos_piece"])
+
+    def _lattice(self, wide=None):
+        """Unigram: (labelled units, ``idsc``, unknown score, V) of the lattice trie, which leaves
+        UNUSED pieces out (sentencepiece skips them). ``wide`` forces uint64 units."""
+        kinds = self.proto.types
+        lat = np.flatnonzero((kinds == NORMAL) | (kinds == USER_DEFINED))
+        if lat.size < self._matchable.size:
+            lbc, lvalue = build_trie(self.proto.piece_bytes, self.proto.piece_offsets, lat)
+        else:
+            lbc, lvalue = self.trie
+        return (labelled_units(lbc, lvalue, wide), kuni.pack_lattice_trie(lbc, lvalue, self.lscore),
+                self.unk_score, np.int64(self.V))
 
     @property
     def trie(self):
@@ -330,7 +339,7 @@ class SentencePieceModel:
                 return ep(buf, *self._encode_args)
         F = self._F(add_bos, add_eos)
         if self.model_type == "unigram":
-            if add_bos or add_eos:
+            if add_bos or add_eos or self.M[0].dtype != np.uint32:  # the blob holds uint32 units
                 return self._call(kuni.encode_one, buf, self.N, self.M, F)
             if self.__dict__.get("_blob") is None:
                 self._blob = kuni.pack_blob(self.N, self.M, F)

@@ -40,7 +40,7 @@ def _offset(u):
     return (u >> 10) << ((u & 0x200) >> 6)
 
 
-@kernel
+@leaf_kernel
 def darts_longest(units, text, start, end):
     """Longest charsmap rule matching a prefix of ``text[start:end]``: (pool offset, length)."""
     n_units = units.shape[0]
@@ -94,7 +94,7 @@ def max_leaf_value(units):
     return m
 
 
-@kernel
+@leaf_kernel
 def utf8_char_len(text, pos, end):
     """Length of the valid UTF-8 character at ``pos`` (sentencepiece's IsValidDecodeUTF8), 0 if invalid.
 
@@ -140,7 +140,7 @@ def one_char_len(b, remaining):
     return n if n < remaining else remaining
 
 
-@kernel
+@leaf_kernel
 def normalize_prefix(text, pos, end, units, pool, root_ok, ud_bc, ud_value):
     """One step of the normalizer at ``pos``: (kind, a, b, consumed).
 
@@ -173,7 +173,7 @@ def _reserve(out, n, extra):
     return new
 
 
-@kernel
+@leaf_kernel
 def _src_byte(kind, text, pool, k):
     if kind == 0:
         return text[k]

@@ -22,7 +22,7 @@ practice (250k keys in a fraction of a second).
 """
 import numpy as np
 
-from .._jit import kernel
+from .._jit import kernel, leaf_kernel
 
 MAX_TRIALS = 8
 
@@ -365,7 +365,7 @@ def common_prefix_search(bc, value, text, start, end, out_ids, out_lens):
     return n
 
 
-@kernel
+@leaf_kernel
 def longest_prefix(bc, value, text, start, end):
     """(id, length) of the longest key that is a prefix of ``text[start:end]``; (-1, 0) if none."""
     node = 0

@@ -5,7 +5,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nbtok.kernels.trie import (LABEL_MASK, LEAF, BASE_SHIFT, build_trie, exact_match,
-                                labelled_units, trie_step, unit_child)
+                                labelled_units, unit_child)
+
+
+def trie_step(bc, node, c):
+    """The BASE / CHECK step, the definition the labelled units must agree with."""
+    nx = int(bc[2 * node]) + c
+    return nx if bc[2 * nx + 1] == node else -1
 
 
 def ragged_keys(keys):

@@ -339,15 +339,6 @@ def unit_child(units, node, c):
 
 # ------------------------------------------------------------------ search
 @kernel
-def trie_step(bc, node, c):
-    """Child of ``node`` labelled byte ``c``, or -1."""
-    nx = bc[2 * node] + c
-    if bc[2 * nx + 1] != node:
-        return -1
-    return nx
-
-
-@kernel
 def common_prefix_search(bc, value, text, start, end, out_ids, out_lens):
     """Every key that is a prefix of ``text[start:end]``: fills ids/lengths, returns the count."""
     node = 0

@@ -148,7 +148,7 @@ def place_ids(syms, m, F, out, lo, hi, tmp):
 
 # ------------------------------------------------------------------ Viterbi
 @kernel
-def pack_lattice_trie(bc, value, lscore):
+def pack_lattice_trie(value, lscore):
     """``idsc`` int32[2 * size] = (piece id or -1, float32 score bits) per trie node.
 
     The walk reads only the trie's labelled units (4 bytes a node, so more of the trie stays

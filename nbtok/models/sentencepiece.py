@@ -200,7 +200,7 @@ class SentencePieceModel:
             lbc, lvalue = build_trie(self.proto.piece_bytes, self.proto.piece_offsets, lat)
         else:
             lbc, lvalue = self.trie
-        return (labelled_units(lbc, lvalue, wide), kuni.pack_lattice_trie(lbc, lvalue, self.lscore),
+        return (labelled_units(lbc, lvalue, wide), kuni.pack_lattice_trie(lvalue, self.lscore),
                 self.unk_score, np.int64(self.V))
 
     @property

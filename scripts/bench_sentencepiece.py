@@ -8,12 +8,15 @@ Unigram (nmt_nfkc), both trained here with ``sentencepiece`` on the bench corpor
 ``$NBTOK_BENCH_CACHE`` (default ``~/.cache/nbtok-bench``), plus every ``.model`` under
 ``models/sentencepiece``. Corpora are read from ``$NBTOK_SHARED_DATA`` (fallback ../shared/data);
 documents are the non-empty lines. Each cell is the best of ``--repeat`` runs; runs of the
-libraries are interleaved so that machine load affects them alike. Also prints the worst case
+libraries are interleaved so that machine load affects them alike, and "paired" is the median,
+over the rounds, of the ratio within a round (this machine's speed drifts by a third within a
+minute, so the two bests may come from different moments). Also prints the worst case
 (1 MB without spaces, 100 KB -> 1 MB growth) and the load time of a 250k-piece model.
 """
 import argparse
 import io
 import os
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -130,23 +133,25 @@ def bench_model(path, texts, threads, repeat, with_peers):
         for nt in threads:
             numba.set_num_threads(min(nt, numba.config.NUMBA_NUM_THREADS))
             tok.encode_batch_ragged(lines[:100])
-            t_nb = t_sp = 1e9
+            nb_runs, sp_runs = [], []
             t_peer = {k: 1e9 for k in others}
             for _ in range(repeat):  # interleaved
-                t_nb = min(t_nb, best_of(lambda: tok.encode_batch_ragged(lines), 1))
-                t_sp = min(t_sp, best_of(lambda: sp.encode(lines, num_threads=nt), 1))
+                nb_runs.append(best_of(lambda: tok.encode_batch_ragged(lines), 1))
+                sp_runs.append(best_of(lambda: sp.encode(lines, num_threads=nt), 1))
                 if nt == 1:
                     for k, f in others.items():
                         t_peer[k] = min(t_peer[k], best_of(lambda f=f: f(lines), 1))
+            t_nb, t_sp = min(nb_runs), min(sp_runs)
             row = dict(model=path.name, corpus=cname, threads=nt, mb=mb, nbtok=mb / t_nb, sp=mb / t_sp,
-                       ratio=t_sp / t_nb)
+                       ratio=t_sp / t_nb, paired=statistics.median(s / n for n, s in zip(nb_runs, sp_runs)))
             for k, v in t_peer.items():
                 if v < 1e9:
                     row[k] = mb / v
             rows.append(row)
             peer_txt = "".join(f"  {k} {row[k]:6.2f}" for k in others if k in row)
             print(f"{path.name:40s} {cname:12s} threads={nt}  {mb:5.1f} MB  nbtok {row['nbtok']:7.2f} MB/s"
-                  f"  sentencepiece {row['sp']:6.2f} MB/s  ratio {row['ratio']:5.2f}x{peer_txt}", flush=True)
+                  f"  sentencepiece {row['sp']:6.2f} MB/s  ratio {row['ratio']:5.2f}x (paired {row['paired']:4.2f}x)"
+                  f"{peer_txt}", flush=True)
     numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
     return rows
 
@@ -226,7 +231,8 @@ def main():
     if args.all_models:
         models += sorted((root / "models" / "sentencepiece").glob("*.model"))
     texts = corpora(root, args.mb)
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; best of {args.repeat}, interleaved\n")
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; best of {args.repeat}, interleaved;"
+          " paired = median over the rounds of sentencepiece's time / nbtok's in the same round\n")
     for path in models:
         bench_model(path, texts, threads, args.repeat, with_peers=True)
     if not args.skip_extras:

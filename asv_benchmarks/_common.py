@@ -228,6 +228,16 @@ def cpu_threads():
         return os.cpu_count() or 1
 
 
+def pin_to_one_cpu():
+    """Run this thread, and every thread it starts from now on, on one CPU. A Rust peer sizes
+    its thread pool by the CPUs it may use when it first needs one (tokie ignores
+    ``RAYON_NUM_THREADS``), so this, before its first call, is what makes it a one-thread peer."""
+    try:
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    except AttributeError:  # not Linux: RAYON_NUM_THREADS is all there is
+        pass
+
+
 def cpu_model():
     """CPU model name from /proc/cpuinfo (or platform.processor())."""
     try:

@@ -33,6 +33,7 @@ def batch_encoder(library, threads):
     if threads != 1:
         common.skip("the Rust peers' thread pools are sized once per process")
     os.environ["RAYON_NUM_THREADS"] = "1"
+    common.pin_to_one_cpu()
     if library == "tokenizers":
         tok = common.tokenizers_gpt2()
         return lambda docs: tok.encode_batch_fast(docs, add_special_tokens=False)
@@ -41,7 +42,7 @@ def batch_encoder(library, threads):
         path = common.cache_dir() / "gpt2-tokenizer.json"
         common.tokenizers_gpt2().save(str(path))
         tok = tokie.Tokenizer.from_json(str(path))
-        return lambda docs: tok.encode_batch(docs)
+        return lambda docs: tok.encode_batch_flat(docs)
     raise ValueError(library)
 
 

@@ -5,8 +5,9 @@
 Prints MB/s per library and corpus and nbtok's ratio to each peer, for GPT-2 ranks (tiktoken,
 HF tokenizers, tokie) and cl100k ranks (tiktoken, bpe-openai), then the worst-case inputs of
 issue 2 and the cold start. Every measurement runs in its own subprocess with the thread
-count fixed before the library loads (RAYON_NUM_THREADS for the Rust peers), and takes the
-best of three passes over the corpus. Corpora come from $NBTOK_SHARED_DATA or ../shared/data.
+count fixed before the library loads (RAYON_NUM_THREADS for the Rust peers; for 1 thread the
+subprocess is also pinned to one CPU, as tokie sizes its pool by the CPUs it may use), and
+takes the best of three passes over the corpus. Corpora come from $NBTOK_SHARED_DATA or ../shared/data.
 """
 import argparse
 import json
@@ -79,7 +80,7 @@ def encoder(lib, ranks, threads):
         path = Path(tempfile.mkdtemp()) / "tokenizer.json"
         tok.save(str(path))
         tt = tokie.Tokenizer.from_json(str(path))
-        return lambda docs: tt.encode_batch(docs)
+        return lambda docs: tt.encode_batch_flat(docs)
     if lib == "bpe-openai":
         import bpe_openai
         enc = bpe_openai.get_encoding("cl100k_base")
@@ -88,6 +89,8 @@ def encoder(lib, ranks, threads):
 
 
 def worker(lib, ranks, corpus, threads, mb):
+    if threads == 1:  # tokie sizes its pool by the CPUs it may use, whatever RAYON_NUM_THREADS says
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     docs = corpus_docs(corpus, mb)
     nbytes = sum(len(d.encode()) for d in docs)
     fn = encoder(lib, ranks, threads)

@@ -1,5 +1,7 @@
-"""Side-by-side encode throughput: nbtok vs sentencepiece (and kitoken / tokie when they load
-the same ``.model``), 1 and 2 threads, on English and multilingual corpora.
+"""Side-by-side encode throughput: nbtok vs sentencepiece, 1 and 2 threads, on English and
+multilingual corpora; with one thread also kitoken (which reads the ``.model``), tokie and HF
+``tokenizers`` (which read the ``tokenizer.json`` nbtok converts the model to), and for each of
+them the number of documents whose ids differ from sentencepiece's.
 
     python scripts/bench_sentencepiece.py [--mb 4] [--threads 1,2] [--repeat 3] [--only unigram]
 
@@ -14,6 +16,7 @@ minute, so the two bests may come from different moments). Also prints the worst
 (1 MB without spaces, 100 KB -> 1 MB growth) and the load time of a 250k-piece model.
 """
 import argparse
+import contextlib
 import io
 import os
 import statistics
@@ -99,37 +102,87 @@ def best_wall_and_cpu(fn, repeat):
     return wall, cpu
 
 
-def peers(path):
-    """Other libraries that load a sentencepiece .model: name -> encode-batch function."""
+@contextlib.contextmanager
+def one_core():
+    """Every thread of this process on one CPU while the block runs (threads the block starts
+    stay there). A Rust library sizes its thread pool by the CPUs it may run on when it first
+    needs one: tokie ignores ``RAYON_NUM_THREADS`` and caches that count, HF ``tokenizers``
+    starts its rayon pool then. First used inside this block, they stay on one thread."""
+    saved = {}
+    cpu = min(os.sched_getaffinity(0))
+    for tid in map(int, os.listdir("/proc/self/task")):
+        try:
+            saved[tid] = os.sched_getaffinity(tid)
+            os.sched_setaffinity(tid, {cpu})
+        except OSError:  # the thread has ended
+            pass
+    try:
+        yield
+    finally:
+        for tid, cpus in saved.items():
+            try:
+                os.sched_setaffinity(tid, cpus)
+            except OSError:
+                pass
+
+
+def peers(path, tok, cache):
+    """Other libraries on the same model: name -> (encode-batch function, function giving each
+    document's ids as a list). kitoken reads the ``.model``; tokie and HF ``tokenizers`` read
+    the ``tokenizer.json`` nbtok converts it to (``save_huggingface``), written into ``cache``.
+    Each is first used, and timed, on one core (``one_core``): one thread, as nbtok's and
+    sentencepiece's cells for 1 thread."""
     out = {}
     try:
         import kitoken
         k = kitoken.Kitoken.from_sentencepiece_file(str(path))
-        out["kitoken"] = lambda lines, k=k: k.encode_all(lines)
+        out["kitoken"] = (lambda lines, k=k: k.encode_all(lines), lambda lines, k=k: k.encode_all(lines))
     except Exception as e:  # noqa: BLE001
         print(f"  (kitoken cannot load {path.name}: {type(e).__name__}: {str(e)[:80]})")
+    hf_json = cache / f"{path.stem}.tokenizer.json"
+    if not hf_json.exists():
+        tok.save_huggingface(str(hf_json))
     try:
         import tokie
-        t = tokie.Tokenizer.from_file(str(path))
-        out["tokie"] = lambda lines, t=t: t.encode_batch(lines)
+        t = tokie.Tokenizer.from_json(str(hf_json))
+
+        def tokie_lists(lines, t=t):
+            ids, lengths = t.encode_batch_flat(lines)
+            return [x.tolist() for x in np.split(ids, np.cumsum(lengths)[:-1].astype(np.int64))]
+        out["tokie"] = (lambda lines, t=t: t.encode_batch_flat(lines), tokie_lists)
     except Exception as e:  # noqa: BLE001
-        print(f"  (tokie cannot load {path.name}: {type(e).__name__}: {str(e)[:80]})")
+        print(f"  (tokie cannot load {hf_json.name}: {type(e).__name__}: {str(e)[:80]})")
+    try:
+        from tokenizers import Tokenizer
+        h = Tokenizer.from_file(str(hf_json))
+        out["HF"] = (lambda lines, h=h: h.encode_batch_fast(lines, add_special_tokens=False),
+                     lambda lines, h=h: [e.ids for e in h.encode_batch_fast(lines, add_special_tokens=False)])
+    except Exception as e:  # noqa: BLE001
+        print(f"  (HF tokenizers cannot load {hf_json.name}: {type(e).__name__}: {str(e)[:80]})")
+    with one_core():
+        for encode, _ in out.values():
+            encode(["warm up"])
     return out
 
 
-def bench_model(path, texts, threads, repeat, with_peers):
+def bench_model(path, texts, threads, repeat, with_peers, cache):
     import numba
     import sentencepiece as spm
     import nbtok
     tok = nbtok.Tokenizer.from_sentencepiece(str(path))
     sp = spm.SentencePieceProcessor(model_file=str(path))
-    others = peers(path) if with_peers else {}
+    others = peers(path, tok, cache) if with_peers else {}
     rows = []
     for cname, lines in texts.items():
         mb = sum(len(x.encode()) for x in lines) / 1e6
         # correctness guard: the benchmark compares equal outputs
         sample = lines[:2000]
         assert [x.tolist() for x in tok.encode_batch(sample)] == sp.encode(sample), f"{path.name}: mismatch"
+        expected = sp.encode(lines)
+        differ = {"nbtok": sum(a.tolist() != b for a, b in zip(tok.encode_batch(lines), expected))}
+        differ.update({k: sum(a != b for a, b in zip(f[1](lines), expected)) for k, f in others.items()})
+        print(f"{path.name:40s} {cname:12s} {len(lines)} documents; ids unlike sentencepiece's: "
+              + ", ".join(f"{k} {v}" for k, v in differ.items()))
         for nt in threads:
             numba.set_num_threads(min(nt, numba.config.NUMBA_NUM_THREADS))
             tok.encode_batch_ragged(lines[:100])
@@ -140,7 +193,8 @@ def bench_model(path, texts, threads, repeat, with_peers):
                 sp_runs.append(best_of(lambda: sp.encode(lines, num_threads=nt), 1))
                 if nt == 1:
                     for k, f in others.items():
-                        t_peer[k] = min(t_peer[k], best_of(lambda f=f: f(lines), 1))
+                        with one_core():
+                            t_peer[k] = min(t_peer[k], best_of(lambda f=f: f[0](lines), 1))
             t_nb, t_sp = min(nb_runs), min(sp_runs)
             row = dict(model=path.name, corpus=cname, threads=nt, mb=mb, nbtok=mb / t_nb, sp=mb / t_sp,
                        ratio=t_sp / t_nb, paired=statistics.median(s / n for n, s in zip(nb_runs, sp_runs)))
@@ -234,7 +288,7 @@ def main():
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; best of {args.repeat}, interleaved;"
           " paired = median over the rounds of sentencepiece's time / nbtok's in the same round\n")
     for path in models:
-        bench_model(path, texts, threads, args.repeat, with_peers=True)
+        bench_model(path, texts, threads, args.repeat, with_peers=True, cache=cache)
     if not args.skip_extras:
         print()
         for path in models[:2]:

@@ -362,3 +362,25 @@ def test_native_file_with_bad_offsets_is_rejected(tmp_path, gpt2):
             dst.writestr(item, data)
     with pytest.raises(ValueError, match="piece_offsets"):
         nbtok.Tokenizer.load(bad)
+
+
+def test_pre_tokens_that_are_tokens_bpe_does_not_reach_like_tiktoken():
+    """tiktoken returns a pre-token that is a token as that token, even where its merges never
+    build it: pre-tokens of up to 16 bytes are looked up before BPE, longer ones after
+    (``encode_miss``, ``encode_uncached``); the first time and again from the pre-token cache."""
+    import tiktoken
+    from nbtok.models.bytelevel import ByteLevelBPE
+    ranks = {bytes([b]): b for b in range(256)}
+    unreachable = [b"xyz", b" " + b"q" * 15, b" " + b"s" * 20, b" " + b"r" * 40]  # no merge builds them
+    for piece in [b"ab"] + unreachable:
+        ranks[piece] = len(ranks)
+    tok = nbtok.Tokenizer(ByteLevelBPE.from_ranks(ranks, "gpt2", {}))
+    ref = tiktoken.Encoding("unreachable", pat_str=tiktoken_pattern("gpt2"), mergeable_ranks=ranks,
+                            special_tokens={})
+    once = "xyz " + "q" * 15 + " " + "s" * 20 + " " + "r" * 40 + " ab xyzz " + "q" * 16
+    text = once + " " + once
+    expected = ref.encode_ordinary(text)
+    assert [expected.count(ranks[p]) for p in unreachable] == [1, 2, 2, 2]
+    assert tok.encode(text).tolist() == expected
+    assert [x.tolist() for x in tok.encode_batch([text, once], disallowed_special=())] == [
+        expected, ref.encode_ordinary(once)]

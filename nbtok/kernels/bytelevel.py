@@ -28,8 +28,11 @@ BPE of its parts between such cuts, and a pre-token with a cut is no token (no w
 lookup). Base64 and CJK text without spaces fall apart into parts of one to three bytes
 (``encode_cut``); parts of 1-2 bytes are read from the byte-pair table, parts of up to
 16 bytes merge in ``merge_part``, longer ones in the merge loop of kernels/bpe.py.
-tiktoken's whole-piece lookup is done after BPE, and only when BPE left more than one token
-and a Bloom filter of the vocabulary says the piece may be a token.
+tiktoken's whole-piece lookup (a pre-token that is a token is that token): a pre-token of up to
+16 bytes that the cache does not have, has no cut and may be a token by a Bloom filter of the
+vocabulary is looked up before BPE (most such English pre-tokens are tokens, and one probe
+replaces BPE's lookups in the merge table); a longer one only after BPE, and only when BPE
+left it in one part of more than one token.
 
 A batch is one flat buffer + offsets. ``encode_batch`` splits it into chunks dealt
 round-robin to one worker per thread, each with its own scratch, and writes every
@@ -122,16 +125,24 @@ def encode_miss(buf, start, end, k0, k1, k2, k3, row, M, out, pos, ids, scratch,
     """Encode a pre-token of at most 32 bytes the cache did not have (packed key k0..k3,
     cache row ``row``) and remember it there."""
     n = end - start
-    new_pos, parts = encode_cut(buf, start, end, M, out, pos, ids, scratch)
-    if parts == 1 and new_pos - pos > 1 and M[7][0]:
-        # tiktoken's whole-piece lookup matters only for a token BPE does not reach
-        if n <= SHORT_KEY_BYTES:
-            whole = shortmap_get(M[8], k0, k1, n) if maybe_token(M[11], k0, k1, n) else -1
-        else:
+    short = n <= SHORT_KEY_BYTES
+    whole = -1
+    cut = first_cut(buf, start + 1, end, M[9])
+    if M[7][0] and short and cut == end and maybe_token(M[11], k0, k1, n):
+        # tiktoken: a pre-token that is a token is that token. Most short English pre-tokens
+        # the cache has not seen are, and one probe replaces BPE's lookups in the merge table
+        whole = shortmap_get(M[8], k0, k1, n)
+    if whole >= 0:
+        out[pos] = whole
+        new_pos = pos + 1
+    else:
+        new_pos, parts = encode_cut(buf, start, end, cut, M, out, pos, ids, scratch)
+        if not short and parts == 1 and new_pos - pos > 1 and M[7][0]:
+            # a longer one: the lookup matters only for a token BPE does not reach
             whole = bytesmap_get(M[2], M[3], M[0], M[1], buf, start, end)
-        if whole >= 0:
-            out[pos] = whole
-            new_pos = pos + 1
+            if whole >= 0:
+                out[pos] = whole
+                new_pos = pos + 1
     count = new_pos - pos
     if count <= CACHE_IDS:
         cache[row, 0] = k0
@@ -151,7 +162,7 @@ def encode_uncached(buf, start, end, M, out, pos, ids, scratch):
     """BPE, then tiktoken's whole-piece lookup where it can matter: a pre-token BPE leaves in
     one part (no cut, see ``encode_cut``) and more than one token may be a token BPE does
     not reach."""
-    new_pos, parts = encode_cut(buf, start, end, M, out, pos, ids, scratch)
+    new_pos, parts = encode_cut(buf, start, end, first_cut(buf, start + 1, end, M[9]), M, out, pos, ids, scratch)
     if parts == 1 and new_pos - pos > 1 and M[7][0]:
         whole = bytesmap_get(M[2], M[3], M[0], M[1], buf, start, end)
         if whole >= 0:
@@ -181,17 +192,26 @@ def token_filter(piece_bytes, piece_offsets, words):
     return bits
 
 
+@inline_kernel
+def first_cut(buf, start, end, codes):
+    """The first cut (see ``encode_cut``) p in ``start..end - 1``, or ``end``."""
+    for p in range(start, end):
+        if codes[(np.int64(buf[p - 1]) << 8) | np.int64(buf[p])] == 0:
+            return p
+    return end
+
+
 @leaf_kernel
-def encode_cut(buf, start, end, M, out, pos, ids, scratch):
+def encode_cut(buf, start, end, cut, M, out, pos, ids, scratch):
     """BPE of ``buf[start:end]`` (no whole-piece lookup), part by part: a cut is a position p
     where no token contains the bytes ``buf[p - 1] buf[p]`` (``M[9]`` code 0). No merge ever
     joins symbols across a cut (the merged token would contain those two bytes), so BPE of
-    the whole is the BPE of the parts, and a pre-token with a cut is no token.
-    Returns ``(new pos, number of parts)``."""
+    the whole is the BPE of the parts, and a pre-token with a cut is no token. ``cut`` is the
+    first cut (``first_cut``), ``end`` if none. Returns ``(new pos, number of parts)``."""
     codes = M[9]
     s = start
     parts = 1
-    for p in range(start + 1, end):
+    for p in range(cut, end):
         if codes[(np.int64(buf[p - 1]) << 8) | np.int64(buf[p])] == 0:
             pos = encode_part(buf, s, p, M, out, pos, ids, scratch)
             s = p

@@ -7,7 +7,8 @@ HF tokenizers, tokie) and cl100k ranks (tiktoken, bpe-openai), then the worst-ca
 issue 2 and the cold start. Every measurement runs in its own subprocess with the thread
 count fixed before the library loads (RAYON_NUM_THREADS for the Rust peers; for 1 thread the
 subprocess is also pinned to one CPU, as tokie sizes its pool by the CPUs it may use), and
-takes the best of three passes over the corpus. Corpora come from $NBTOK_SHARED_DATA or ../shared/data.
+takes the best of three passes over the corpus. Corpora come from $NBTOK_SHARED_DATA or
+../shared/data.
 """
 import argparse
 import json

@@ -162,7 +162,8 @@ def encode_uncached(buf, start, end, M, out, pos, ids, scratch):
     """BPE, then tiktoken's whole-piece lookup where it can matter: a pre-token BPE leaves in
     one part (no cut, see ``encode_cut``) and more than one token may be a token BPE does
     not reach."""
-    new_pos, parts = encode_cut(buf, start, end, first_cut(buf, start + 1, end, M[9]), M, out, pos, ids, scratch)
+    cut = first_cut(buf, start + 1, end, M[9])
+    new_pos, parts = encode_cut(buf, start, end, cut, M, out, pos, ids, scratch)
     if parts == 1 and new_pos - pos > 1 and M[7][0]:
         whole = bytesmap_get(M[2], M[3], M[0], M[1], buf, start, end)
         if whole >= 0:

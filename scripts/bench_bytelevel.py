@@ -90,8 +90,9 @@ def encoder(lib, ranks, threads):
 
 
 def worker(lib, ranks, corpus, threads, mb):
-    if threads == 1:  # tokie sizes its pool by the CPUs it may use, whatever RAYON_NUM_THREADS says
-        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    if threads == 1:
+        import _common  # asv_benchmarks/_common.py
+        _common.pin_to_one_cpu()
     docs = corpus_docs(corpus, mb)
     nbytes = sum(len(d.encode()) for d in docs)
     fn = encoder(lib, ranks, threads)

@@ -136,7 +136,8 @@ def peers(path, tok, cache):
     try:
         import kitoken
         k = kitoken.Kitoken.from_sentencepiece_file(str(path))
-        out["kitoken"] = (lambda lines, k=k: k.encode_all(lines), lambda lines, k=k: k.encode_all(lines))
+        encode_all = k.encode_all  # already one list of ids per document
+        out["kitoken"] = (encode_all, encode_all)
     except Exception as e:  # noqa: BLE001
         print(f"  (kitoken cannot load {path.name}: {type(e).__name__}: {str(e)[:80]})")
     hf_json = cache / f"{path.stem}.tokenizer.json"

@@ -125,24 +125,20 @@ def encode_miss(buf, start, end, k0, k1, k2, k3, row, M, out, pos, ids, scratch,
     """Encode a pre-token of at most 32 bytes the cache did not have (packed key k0..k3,
     cache row ``row``) and remember it there."""
     n = end - start
-    short = n <= SHORT_KEY_BYTES
-    whole = -1
-    cut = first_cut(buf, start + 1, end, M[9])
-    if M[7][0] and short and cut == end and maybe_token(M[11], k0, k1, n):
-        # tiktoken: a pre-token that is a token is that token. Most short English pre-tokens
-        # the cache has not seen are, and one probe replaces BPE's lookups in the merge table
-        whole = shortmap_get(M[8], k0, k1, n)
-    if whole >= 0:
-        out[pos] = whole
-        new_pos = pos + 1
+    if n > SHORT_KEY_BYTES:
+        new_pos = encode_uncached(buf, start, end, M, out, pos, ids, scratch)
     else:
-        new_pos, parts = encode_cut(buf, start, end, cut, M, out, pos, ids, scratch)
-        if not short and parts == 1 and new_pos - pos > 1 and M[7][0]:
-            # a longer one: the lookup matters only for a token BPE does not reach
-            whole = bytesmap_get(M[2], M[3], M[0], M[1], buf, start, end)
-            if whole >= 0:
-                out[pos] = whole
-                new_pos = pos + 1
+        cut = first_cut(buf, start + 1, end, M[9])
+        whole = -1
+        if M[7][0] and cut == end and maybe_token(M[11], k0, k1, n):
+            # tiktoken: a pre-token that is a token is that token. Most short English pre-tokens
+            # the cache has not seen are, and one probe replaces BPE's lookups in the merge table
+            whole = shortmap_get(M[8], k0, k1, n)
+        if whole >= 0:
+            out[pos] = whole
+            new_pos = pos + 1
+        else:
+            new_pos = encode_cut(buf, start, end, cut, M, out, pos, ids, scratch)[0]
     count = new_pos - pos
     if count <= CACHE_IDS:
         cache[row, 0] = k0
@@ -161,7 +157,7 @@ def encode_miss(buf, start, end, k0, k1, k2, k3, row, M, out, pos, ids, scratch,
 def encode_uncached(buf, start, end, M, out, pos, ids, scratch):
     """BPE, then tiktoken's whole-piece lookup where it can matter: a pre-token BPE leaves in
     one part (no cut, see ``encode_cut``) and more than one token may be a token BPE does
-    not reach."""
+    not reach. For pre-tokens longer than 16 bytes (shorter ones: ``encode_miss``)."""
     cut = first_cut(buf, start + 1, end, M[9])
     new_pos, parts = encode_cut(buf, start, end, cut, M, out, pos, ids, scratch)
     if parts == 1 and new_pos - pos > 1 and M[7][0]:

@@ -254,6 +254,86 @@ def test_batch_matches_single_and_threads(spm_models):
     assert ids.size == 0 and offsets.tolist() == [0]
 
 
+# ---------------------------------------------------------------------------------- word cache
+def hand_made_unigram(spm_models, path, pieces):
+    """A Unigram model with these (piece, score) NORMAL pieces, after <unk>, <s>, </s>, and the
+    normalizer of a trained one."""
+    from sentencepiece import sentencepiece_model_pb2 as pb
+    proto = pb.ModelProto()
+    proto.ParseFromString(spm_models["uni_nmt"].read_bytes())
+    del proto.pieces[:]
+    for piece, score, kind in [("<unk>", 0.0, 2), ("<s>", 0.0, 3), ("</s>", 0.0, 3)] + [(p, s, 1) for p, s in pieces]:
+        entry = proto.pieces.add()
+        entry.piece, entry.score, entry.type = piece, score, kind
+    proto.trainer_spec.vocab_size = len(proto.pieces)
+    path.write_bytes(proto.SerializeToString())
+    return load_pair(path)
+
+
+def test_word_cache_replays_a_path_only_where_rounding_cannot_change_it(spm_models, tmp_path):
+    """Alone, '▁a' + 'b' beats '▁ab' by 0.001. After 6000 words of score -10, float32
+    rounds both to -60003, and sentencepiece gives the tie to the earlier start: '▁ab'.
+    The batch's word cache meets 'ab' in a short document first (and caches '▁a b'), then in
+    long ones, where it must not replay that path (the margin is below the rounding bound there)."""
+    from nbtok.kernels import unigram as kuni
+    tok, sp = hand_made_unigram(spm_models, tmp_path / "tie.model", [
+        ("▁", -20.0), ("a", -20.0), ("z", -20.0), ("b", -1.5), ("▁a", -1.5), ("▁ab", -3.001),
+        ("▁zz", -10.0)])
+    short, long = "ab ab ab ab", "zz " * 6000 + "ab ab ab"
+    assert sp.encode_as_pieces(short) == ["▁a", "b"] * 4
+    assert sp.encode_as_pieces(long)[-3:] == ["▁ab"] * 3
+    docs = [short] + [long] * 4
+    assert tok.model.word_score_bound == 30.0  # |min score - 10|
+    assert kuni.word_slots(sum(map(len, docs))) > 0  # one worker: the cache is on
+    ids, offsets = tok.encode_batch_ragged(docs, num_threads=1)
+    assert [ids[offsets[i]:offsets[i + 1]].tolist() for i in range(len(docs))] == sp.encode(docs)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_word_cache_on_ties_and_near_ties(spm_models, tmp_path, seed):
+    """Every piece over {a, b, c} up to 3 letters, with and without U+2581, scored on a coarse
+    grid plus offsets of 0, 1e-4 or 1e-2 (exact ties, near-ties that rounding decides once the
+    running score passes about 1000, clear wins). Short documents first, so that the cache
+    learns its words where rounding is fine, then long ones (running scores to about -30,000)."""
+    rng = random.Random(seed)
+    letters = [""] + ["".join(t) for k in (1, 2, 3) for t in itertools.product("abc", repeat=k)]
+    pieces = [(p, -rng.choice([1.0, 1.5, 2.0, 2.5, 3.0, 4.0]) - rng.choice([0.0, 1e-4, 1e-2]))
+              for w in letters for p in (w, "\u2581" + w) if p]
+    tok, sp = hand_made_unigram(spm_models, tmp_path / "grid.model", pieces)
+    assert tok.model.word_score_bound >= 0
+    word = lambda: "".join(rng.choice("abc") for _ in range(rng.randint(1, 5)))
+    docs = [" ".join(word() for _ in range(n)) for n in [20] * 300 + [3000] * 12]
+    ids, offsets = tok.encode_batch_ragged(docs, num_threads=1)
+    assert sum(map(len, docs)) > 64 * 1024
+    ref_flat, ref_off = ragged(sp.encode(docs))
+    assert count_mismatches(ids, offsets, ref_flat, ref_off) == 0
+
+
+def test_word_cache_only_where_no_piece_crosses_a_word_start(spm_models, tmp_path):
+    assert load_pair(spm_models["uni_nmt"])[0].model.word_score_bound >= 0
+    assert load_pair(spm_models["uni_symbols"])[0].model.word_score_bound >= 0  # '▁the' starts with it
+    assert load_pair(spm_models["uni_identity_suffix"])[0].model.word_score_bound == -1  # 'word▁'
+    base = [("▁", -5.0), ("a", -5.0), ("b", -5.0), ("▁a", -3.0)]
+    for piece in ("a\u2581", "a\u2581b", "\u2581\u2581"):
+        tok, sp = hand_made_unigram(spm_models, tmp_path / "cross.model", base + [(piece, -1.0)])
+        assert tok.model.word_score_bound == -1, repr(piece)
+        docs = ["a b a ab ba " * 20] * 400
+        ids, offsets = tok.encode_batch_ragged(docs, num_threads=1)
+        assert [ids[offsets[i]:offsets[i + 1]].tolist() for i in range(len(docs))] == sp.encode(docs)
+
+
+def test_word_cache_batches_repeat_and_run_concurrently(spm_models):
+    """The workers' cache buffers are reused from call to call and never shared by two calls."""
+    from concurrent.futures import ThreadPoolExecutor
+    tok, sp = load_pair(spm_models["uni_32k"])
+    lines = fixture_lines()
+    ref = ragged(sp.encode(lines))
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda _: tok.encode_batch_ragged(lines), range(8)))
+    for ids, offsets in results:
+        assert count_mismatches(ids, offsets, *ref) == 0
+
+
 def test_batch_overflow_fallback(spm_models, monkeypatch):
     # NFKC expands U+FDFA (3 bytes) into 33 bytes: more ids than the room of the chunk, so the
     # batch kernel gives those documents up and they are encoded one at a time and spliced in

@@ -16,6 +16,9 @@ Symbols handed to ``finish_ids`` use one convention shared with SentencePiece BP
 ``finish_ids`` then applies byte fallback (one ``<0xXX>`` id per UTF-8 byte) or merges runs
 of unknowns into one unk id, and adds bos / eos.
 
+A batch worker also caches the best path of each word (U+2581 to the next U+2581) and replays
+it where that provably gives the same lattice values (``viterbi_words``, "word cache" below).
+
 Also here: forward-filtering backward-sampling (``nbest_size < 0`` sampling) and n-best
 (``NBestEncode``) over the same lattice, for ``sample_encode`` / ``nbest_encode``.
 """
@@ -24,6 +27,7 @@ from numba import prange
 
 from .._jit import batch_kernel, inline_kernel, kernel, leaf_kernel
 from .normalize import SPACE0, SPACE1, SPACE2, normalize, normalize_inlined, one_char_len
+from .swar import load8, lowest_bit
 from .trie import BASE_SHIFT, LABEL_MASK, LEAF, unit_child
 
 INVALID_BASE = 0x110000
@@ -167,6 +171,256 @@ def pack_lattice_trie(value, lscore):
     return idsc
 
 
+# ------------------------------------------------------------------ word cache
+# When no lattice piece holds U+2581 past its first byte, no lattice edge crosses a position
+# where U+2581 starts: the lattice of a document falls apart into words (U+2581 up to the next
+# one), and the best path into the best path of each word. Words repeat, so a batch worker keeps
+# a cache of word paths and replays them: the scores along a path are added to the running score
+# in float32, in the order sentencepiece adds them, so the lattice holds the same values.
+#
+# What the context changes is rounding: in the document a word's scores are added to a running
+# score X, alone they would be added to 0. A float32 addition errs by at most 2^-24 times its
+# result, so each candidate score in the word moves by at most L * 2^-24 * (|X| + 2 L max_abs)
+# from context to context (L bytes: at most L additions on any path; ``max_abs`` bounds every
+# score). A word is cached with the smallest margin by which a position's best candidate beats
+# every other candidate, and its path is replayed only where that margin exceeds twice the bound
+# (with a factor of 2 to spare) and no score rebasing (``SCORE_RESET``) can happen inside the
+# word. Every other word goes through the lattice as usual.
+WORD_MAX = 16  # bytes; a longer word takes the lattice (and is rarely seen twice)
+WORD_REC = 16  # int32 a slot: key (4), L | pieces << 6 (1), margin (1, float32), path (10)
+WORD_PATH = WORD_REC - 6  # pieces a cached path holds
+SEEN_ONCE = 0  # "pieces" of a word met once: the second meeting caches its path
+NO_REPLAY = 63  # "pieces" of a word whose path is not replayed (tie, or too many pieces)
+WORD_TAIL = 2 * (WORD_MAX + 8)  # int32 after the slots: two rows for ``lattice_word``
+WORD_SCORE_LIMIT = 99000.0  # |X| + L * max_abs below this: no rebasing inside the word
+ROUNDING = 2.0 ** -22  # 2 (two candidates) x 2 (to spare) x the float32 rounding bound 2^-24
+
+
+def word_slots(n_bytes):
+    """Word-cache slots for a batch worker encoding ``n_bytes``: one per 64 bytes, a power of two
+    in [1024, 16384], or 0 (no cache) below 64 KB, where filling the cache costs more than it saves."""
+    if n_bytes < 64 * 1024:
+        return 0
+    return 1 << min(14, (n_bytes // 64).bit_length() - 1)
+
+
+def word_cache_size(slots):
+    """int32 units of one worker's word cache of ``slots`` slots (0: none)."""
+    return slots * WORD_REC + WORD_TAIL if slots else 0
+
+
+@inline_kernel
+def _word_cache(buf, w, size):
+    """Worker w's cache in ``buf`` (``size`` int32 each), emptied: int32, int64 and float32 views
+    made once (a view made per word would cost a call)."""
+    w32 = buf[w * size:(w + 1) * size]
+    w32[:] = 0
+    return w32, w32.view(np.int64), w32.view(np.float32)
+
+
+@kernel
+def word_cache_ok(piece_bytes, piece_offsets, lattice_ids, pool):
+    """True if words can be cached: no lattice piece holds U+2581, or the start of it, past its
+    first byte (such a piece could cross a word start), and the pieces and the charsmap's
+    replacement ``pool`` are well-formed UTF-8 (then so is the normalized text, and the lattice's
+    steps from character to character land on every word start)."""
+    for k in range(lattice_ids.shape[0]):
+        p = lattice_ids[k]
+        a = piece_offsets[p]
+        b = piece_offsets[p + 1]
+        if not utf8_well_formed(piece_bytes, a, b):
+            return False
+        for i in range(a + 1, b):
+            if piece_bytes[i] == SPACE0 and (i + 1 == b or (piece_bytes[i + 1] == SPACE1
+                                                          and (i + 2 == b or piece_bytes[i + 2] == SPACE2))):
+                return False
+    return utf8_well_formed(pool, 0, pool.shape[0])
+
+
+@kernel
+def utf8_well_formed(buf, a, b):
+    """Every lead byte of ``buf[a:b]`` is followed by as many continuation bytes as it says."""
+    i = a
+    while i < b:
+        c = buf[i]
+        if c < 0x80:
+            k = 0
+        elif 0xC0 <= c < 0xE0:
+            k = 1
+        elif 0xE0 <= c < 0xF0:
+            k = 2
+        elif 0xF0 <= c < 0xF8:
+            k = 3
+        else:
+            return False
+        if i + k >= b:
+            return False
+        for j in range(i + 1, i + k + 1):
+            if buf[j] & 0xC0 != 0x80:
+                return False
+        i += k + 1
+    return True
+
+
+@leaf_kernel
+def next_space(norm, p, n):
+    """The first position >= p where U+2581 starts, or n. Eight bytes a step look for its lead
+    byte (the zero-byte test on ``x ^ 0xE2..E2``, whose lowest flag is exact)."""
+    leads = np.uint64(0xE2E2E2E2E2E2E2E2)
+    ones = np.uint64(0x0101010101010101)
+    highs = np.uint64(0x8080808080808080)
+    end8 = min(n, norm.shape[0] - 8)
+    while p < end8:
+        x = load8(norm, p) ^ leads
+        t = (x - ones) & ~x & highs
+        if t == 0:
+            p += 8
+            continue
+        j = p + np.int64(lowest_bit(t) >> np.uint64(3))
+        if j + 2 >= n:
+            return n
+        if norm[j + 1] == SPACE1 and norm[j + 2] == SPACE2:
+            return j
+        p = j + 1
+    while p + 2 < n:
+        if norm[p] == SPACE0 and norm[p + 1] == SPACE1 and norm[p + 2] == SPACE2:
+            return p
+        p += 1
+    return n
+
+
+@inline_kernel
+def _key_word(norm, p, L):
+    """Bytes ``norm[p:p + L]`` (at most 8 of them) as a uint64, zero past L."""
+    if L <= 0:
+        return np.uint64(0)
+    if p + 8 <= norm.shape[0]:
+        w = load8(norm, p)
+    else:
+        w = np.uint64(0)
+        for j in range(min(8, norm.shape[0] - p)):
+            w |= np.uint64(norm[p + j]) << np.uint64(8 * j)
+    if L < 8:
+        w &= (np.uint64(1) << np.uint64(8 * L)) - np.uint64(1)
+    return w
+
+
+@inline_kernel
+def cached_word(norm, a, b, units, idsc, sc, unk_score, best, start_at, node_id, words, max_abs):
+    """Replay the cached path of the word ``norm[a:b]`` into the lattice, or, the second time
+    the word is met, fill its lattice and cache it. False: the word must go through the lattice."""
+    L = b - a
+    X = best[a]
+    if L > WORD_MAX or abs(np.float64(X)) + L * max_abs >= WORD_SCORE_LIMIT:
+        return False
+    k0 = _key_word(norm, a, L)
+    k1 = _key_word(norm, a + 8, L - 8)
+    h = (k0 * np.uint64(0x9E3779B97F4A7C15)) ^ (k1 * np.uint64(0xC2B2AE3D27D4EB4F)) ^ np.uint64(L)
+    h ^= h >> np.uint64(29)
+    h *= np.uint64(0x94D049BB133111EB)
+    w32, w64, wf = words
+    slots = (w32.shape[0] - WORD_TAIL) // WORD_REC
+    r = np.int64((h >> np.uint64(32)) & np.uint64(slots - 1)) * WORD_REC
+    q = r >> 1  # the slot's key in int64 units
+    i0 = np.int64(k0)
+    i1 = np.int64(k1)
+    if not ((w32[r + 4] & 63) == L and w64[q] == i0 and w64[q + 1] == i1):
+        w64[q] = i0
+        w64[q + 1] = i1
+        w32[r + 4] = L | (SEEN_ONCE << 6)
+        return False
+    pieces = w32[r + 4] >> 6
+    if pieces == SEEN_ONCE:
+        lattice_word(norm, a, b, units, idsc, sc, unk_score, best, start_at, node_id, words, r, max_abs)
+        return True
+    if pieces == NO_REPLAY or np.float64(wf[r + 5]) <= L * ROUNDING * (abs(np.float64(X)) + 2 * L * max_abs):
+        return False
+    e = a
+    for t in range(pieces):
+        v = w32[r + 6 + t]
+        node = v >> 6
+        s = e
+        e += v & 63
+        X = X + (sc[2 * node + 1] if node >= 0 else unk_score)
+        best[e] = X
+        start_at[e] = s
+        node_id[e] = idsc[2 * node] if node >= 0 else -1
+    return True
+
+
+@leaf_kernel
+def lattice_word(norm, a, b, units, idsc, sc, unk_score, best, start_at, node_id, words, r, max_abs):
+    """The lattice of the word ``norm[a:b]`` filled in context from ``best[a]``, as the main loop
+    fills it, keeping at each position also the best of the other candidates; then caches the
+    word in slot ``r``: its path (``node << 6 | length``, node -1 for an unknown character) and
+    the margin it has alone at the least (the smallest margin here less the rounding bound of
+    this context), or NO_REPLAY."""
+    L = b - a
+    w32, _, fw = words
+    t0 = w32.shape[0] - WORD_TAIL
+    row = WORD_MAX + 8
+    for k in range(L + 1):
+        fw[t0 + k] = -np.inf  # the best of the other candidates
+    shift = np.uint64(BASE_SHIFT)
+    label = np.uint64(LABEL_MASK)
+    leaf = np.uint64(LEAF)
+    s = a
+    while s < b:
+        till = best[s]
+        mblen = one_char_len(norm[s], b - s)
+        single = False
+        u = units[0]
+        e = s
+        while e < b:
+            c = np.uint64(norm[e])
+            node = (np.uint64(u) >> shift) + c
+            u = units[node]
+            if (np.uint64(u) & label) != c:
+                break
+            e += 1
+            if np.uint64(u) & leaf:
+                _propose(best, start_at, node_id, fw, w32, t0, row, e, e - a, sc[2 * node + 1] + till, s,
+                         np.int32(node), idsc[2 * node])
+                if e == s + mblen:
+                    single = True
+        if not single:
+            _propose(best, start_at, node_id, fw, w32, t0, row, s + mblen, s + mblen - a, unk_score + till, s, -1, -1)
+        s += mblen
+    margin = np.inf
+    for k in range(1, L + 1):
+        if best[a + k] > -np.inf:
+            margin = min(margin, np.float64(best[a + k]) - np.float64(fw[t0 + k]))
+    margin -= L * ROUNDING * (abs(np.float64(best[a])) + 2 * L * max_abs)
+    pieces = 0
+    e = b
+    while e > a:
+        pieces += 1
+        e = start_at[e]
+    if pieces > WORD_PATH or not margin > 0:
+        w32[r + 4] = L | (NO_REPLAY << 6)
+        return
+    w32[r + 4] = L | (pieces << 6)
+    fw[r + 5] = np.float32(margin)
+    e = b
+    for t in range(pieces - 1, -1, -1):
+        st = start_at[e]
+        w32[r + 6 + t] = (w32[t0 + row + e - a] << 6) | (e - st)
+        e = st
+
+
+@inline_kernel
+def _propose(best, start_at, node_id, fw, w32, t0, row, e, k, cand, s, node, piece):
+    """``lattice_word``'s update of position e (k in the word) with a candidate from s."""
+    if cand > best[e]:
+        fw[t0 + k] = best[e]
+        best[e] = cand
+        start_at[e] = s
+        node_id[e] = piece
+        w32[t0 + row + k] = node
+    elif cand > fw[t0 + k]:
+        fw[t0 + k] = cand
+
+
 @leaf_kernel
 def viterbi(norm, n, units, idsc, unk_score, V, best, start_at, node_id, syms):
     """Best segmentation of ``norm[:n]``; writes symbols into ``syms`` and returns their count.
@@ -175,6 +429,14 @@ def viterbi(norm, n, units, idsc, unk_score, V, best, start_at, node_id, syms):
     pieces are skipped by leaving them out), ``idsc`` from ``pack_lattice_trie``.
     ``best`` float32[n+1], ``start_at`` / ``node_id`` int32[n+1], ``syms`` int64[n] scratch.
     """
+    return viterbi_words(norm, n, units, idsc, unk_score, V, best, start_at, node_id, syms,
+                         (start_at[:0], syms[:0], best[:0]), -1.0)
+
+
+@leaf_kernel
+def viterbi_words(norm, n, units, idsc, unk_score, V, best, start_at, node_id, syms, words, max_abs):
+    """``viterbi`` with a word cache (``_word_cache``; empty: none). ``max_abs`` bounds the
+    magnitude of every lattice score (``word_score_bound``; < 0: no cache)."""
     # best = -inf marks "no candidate yet", which makes the first (finite) candidate win and
     # then only a strictly greater one, exactly as sentencepiece's starts_at == -1 test (scores
     # are finite: a model with a NaN / inf score is rejected at load, as sentencepiece does)
@@ -203,7 +465,17 @@ def viterbi(norm, n, units, idsc, unk_score, V, best, start_at, node_id, syms):
     shift = np.uint64(BASE_SHIFT)
     label = np.uint64(LABEL_MASK)
     leaf = np.uint64(LEAF)
+    # words: the segment [s, seg_end) from one U+2581 to the next goes through the cache
+    seg_end = 0 if (words[0].shape[0] > 0 and max_abs >= 0) else n + 1
     while s < n:
+        if s >= seg_end:
+            at_space = s + 3 <= n and norm[s] == SPACE0 and norm[s + 1] == SPACE1 and norm[s + 2] == SPACE2
+            seg_end = next_space(norm, s + 1, n)
+            if at_space and cached_word(norm, s, seg_end, units, idsc, sc, unk_score, best, start_at, node_id, words,
+                                        max_abs):
+                s = seg_end
+                frontier = max(frontier, s)
+                continue
         till = best[s]
         if till < -reset or till > reset:
             # sentencepiece >= 0.2.1 rebases the scores so float32 keeps its precision
@@ -355,7 +627,8 @@ def symbols_one(text, N, M):
 
 
 @batch_kernel
-def encode_batch(buf, offsets, out_offsets, N, M, F, bounds, n_workers, out, counts, used):
+def encode_batch(buf, offsets, out_offsets, N, M, F, bounds, n_workers, out, counts, used, words_buf, slots,
+                 max_abs):
     """Encode documents ``buf[offsets[i]:offsets[i+1]]`` in parallel: the chunks ``bounds``
     (``kernels.ragged.chunk_bounds``) dealt round-robin to ``n_workers`` workers.
 
@@ -366,6 +639,8 @@ def encode_batch(buf, offsets, out_offsets, N, M, F, bounds, n_workers, out, cou
     Written this way, a chunk's ids fill consecutive cache lines instead of one line or two
     per document spread over the whole room. The model tuples are unpacked once per call (a
     call per document that receives tuples of arrays costs about a microsecond).
+    Each worker caches word paths (``viterbi_words``) in ``words_buf`` (``word_cache_size(slots)``
+    int32 a worker; ``slots`` 0: no cache); ``max_abs`` as there.
     """
     units, pool, root_ok, ud_bc, ud_value, flags, cls = N
     lat, idsc, unk_score, V = M
@@ -374,6 +649,7 @@ def encode_batch(buf, offsets, out_offsets, N, M, F, bounds, n_workers, out, cou
     for w in prange(n_workers):
         scratch = new_scratch(1024)
         tmp = np.empty(64, np.int32)
+        words = _word_cache(words_buf, w, slots * WORD_REC + WORD_TAIL if slots else 0)
         for c in range(w, n_chunks, n_workers):
             o = out_offsets[bounds[c]]
             hi = out_offsets[bounds[c + 1]]
@@ -382,7 +658,8 @@ def encode_batch(buf, offsets, out_offsets, N, M, F, bounds, n_workers, out, cou
                                                flags, cls, scratch[0])
                 scratch = _fit(scratch, normbuf, n)
                 syms = scratch[4]
-                m = viterbi(normbuf, n, lat, idsc, unk_score, V, scratch[1], scratch[2], scratch[3], syms)
+                m = viterbi_words(normbuf, n, lat, idsc, unk_score, V, scratch[1], scratch[2], scratch[3], syms, words,
+                                  max_abs)
                 if hi - o >= 4 * m + 2:  # place_ids' first case, without a call per document
                     k = finish_ids(syms, m, Vf, unk_id, byte_fallback, byte_ids, bos, eos, out, o) - o
                 else:

@@ -200,8 +200,14 @@ class SentencePieceModel:
             lbc, lvalue = build_trie(self.proto.piece_bytes, self.proto.piece_offsets, lat)
         else:
             lbc, lvalue = self.trie
-        return (labelled_units(lbc, lvalue, wide), kuni.pack_lattice_trie(lvalue, self.lscore),
-                self.unk_score, np.int64(self.V))
+        units = labelled_units(lbc, lvalue, wide)
+        # the Viterbi's word cache: the largest |score| of a lattice edge, or -1 if words cannot
+        # be cached (``kernels.unigram.word_cache_ok``; node numbers fit the cached paths)
+        self.word_score_bound = -1.0
+        if units.shape[0] < (1 << 25) and kuni.word_cache_ok(self.proto.piece_bytes, self.proto.piece_offsets,
+                                                             lat, self.N[1]):
+            self.word_score_bound = float(max(np.abs(self.lscore[lat]).max(initial=0.0), abs(self.unk_score)))
+        return units, kuni.pack_lattice_trie(lvalue, self.lscore), self.unk_score, np.int64(self.V)
 
     @property
     def trie(self):
@@ -282,6 +288,17 @@ class SentencePieceModel:
         return (type(self).from_state, (self.state(),))
 
     # ------------------------------------------------------------------ helpers
+    def _take_word_buffer(self, size):
+        """A buffer of at least ``size`` int32 for the batch workers' word caches, taken from the
+        model's free list (returned after the call), so its pages are not mapped afresh on every
+        call; concurrent calls take different buffers."""
+        free = self.__dict__.setdefault("_word_buffers", [])
+        try:
+            words = free.pop()
+        except IndexError:
+            words = np.empty(0, np.int32)
+        return words if words.size >= size else np.empty(size, np.int32)
+
     def _reserved_id(self, piece):
         i = self._reserved.get(piece.encode("utf-8"))
         return i if i is not None else self.piece_to_id(piece)
@@ -395,7 +412,13 @@ class SentencePieceModel:
         bounds = chunk_bounds(offsets, batch_chunks(n, buf.shape[0], workers))
         used = np.empty(bounds.size - 1, np.int64)
         if self.model_type == "unigram":
-            kuni.encode_batch(buf, offsets, out_offsets, self.N, self.M, F, bounds, workers, out, counts, used)
+            slots = kuni.word_slots(buf.shape[0] // workers) if self.word_score_bound >= 0 else 0
+            words = self._take_word_buffer(workers * kuni.word_cache_size(slots))
+            try:
+                kuni.encode_batch(buf, offsets, out_offsets, self.N, self.M, F, bounds, workers, out, counts, used,
+                                  words, slots, self.word_score_bound)
+            finally:
+                self._word_buffers.append(words)
         elif self.fast_words:
             kbpe.encode_batch_words(buf, offsets, out_offsets, self.N, self.P, F, bounds, workers, out, counts, used)
         else:

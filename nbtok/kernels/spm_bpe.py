@@ -658,7 +658,7 @@ def _unit_scratch(units):
 @inline_kernel
 def _fit_words(S, normbuf, n):
     """``S`` with ``normbuf`` (from ``normalize``) and room for the symbols of n normalized
-    bytes; inlined, as it runs once a document."""
+    bytes (inlined)."""
     if S[1].shape[0] >= n + 16:
         return (normbuf,) + S[1:]
     return (normbuf, np.empty(max(n, 2 * S[1].shape[0]) + 16, np.int32)) + S[2:]
@@ -934,7 +934,8 @@ def encode_batch_words(buf, offsets, out_offsets, N, P, F, bounds, n_workers, ou
             for d in range(bounds[c], bounds[c + 1]):
                 normbuf, n = normalize_inlined(buf, offsets[d], offsets[d + 1], units, pool, root_ok, ud_bc,
                                                ud_value, flags, cls, S[0])
-                S = _fit_words(S, normbuf, n)
+                if normbuf.shape[0] != S[0].shape[0] or S[1].shape[0] < n + 16:
+                    S = _fit_words(S, normbuf, n)  # rarely: rebuilding the tuple costs its counts
                 m, a, need = words_loop(P, normbuf, 0, n, S, tab, filled, S[1], 0)
                 if a < n:  # a unit longer than the merge scratch (rare)
                     m = words_rest(P, normbuf, n, S, tab, filled, m, a, need)

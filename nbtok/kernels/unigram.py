@@ -429,18 +429,28 @@ def viterbi(norm, n, units, idsc, unk_score, V, best, start_at, node_id, syms):
     pieces are skipped by leaving them out), ``idsc`` from ``pack_lattice_trie``.
     ``best`` float32[n+1], ``start_at`` / ``node_id`` int32[n+1], ``syms`` int64[n] scratch.
     """
-    return viterbi_words(norm, n, units, idsc, unk_score, V, best, start_at, node_id, syms,
-                         (start_at[:0], syms[:0], best[:0]), -1.0)
+    return viterbi_words(norm, n, units, idsc, idsc.view(np.float32), space_node(units), unk_score, V, best,
+                         start_at, node_id, syms, (start_at[:0], syms[:0], best[:0]), -1.0)
 
 
 @leaf_kernel
-def viterbi_words(norm, n, units, idsc, unk_score, V, best, start_at, node_id, syms, words, max_abs):
+def space_node(units):
+    """The lattice trie's node after the three bytes of U+2581, or -1."""
+    sp = 0
+    for c in (SPACE0, SPACE1, SPACE2):
+        sp = unit_child(units, sp, c) if sp >= 0 else sp
+    return sp
+
+
+@leaf_kernel
+def viterbi_words(norm, n, units, idsc, sc, sp, unk_score, V, best, start_at, node_id, syms, words, max_abs):
     """``viterbi`` with a word cache (``_word_cache``; empty: none). ``max_abs`` bounds the
-    magnitude of every lattice score (``word_score_bound``; < 0: no cache)."""
+    magnitude of every lattice score (``word_score_bound``; < 0: no cache). ``sc`` is ``idsc``
+    as float32 and ``sp`` is ``space_node(units)``: a batch makes them once, not per document
+    (a view costs a call)."""
     # best = -inf marks "no candidate yet", which makes the first (finite) candidate win and
     # then only a strictly greater one, exactly as sentencepiece's starts_at == -1 test (scores
     # are finite: a model with a NaN / inf score is rejected at load, as sentencepiece does)
-    sc = idsc.view(np.float32)
     neg_inf = np.float32(-np.inf)
     for i in range(n + 1):
         start_at[i] = -1
@@ -449,9 +459,6 @@ def viterbi_words(norm, n, units, idsc, unk_score, V, best, start_at, node_id, s
     reset = np.float32(SCORE_RESET)
     frontier = 0
     s = 0
-    sp = 0  # the trie node of U+2581's bytes, or -1
-    for c in (SPACE0, SPACE1, SPACE2):
-        sp = unit_child(units, sp, c) if sp >= 0 else sp
     sp_ok = sp >= 0
     sp_node = np.uint64(max(sp, 0))
     sp_unit = units[sp_node]
@@ -559,12 +566,14 @@ def _fit(scratch, normbuf, n):
     bytes; inlined, as it runs once a document."""
     best, start_at, node_id, syms = scratch[1], scratch[2], scratch[3], scratch[4]
     if best.shape[0] < n + 1:
-        cap = max(n + 1, 2 * best.shape[0])
-        best = np.empty(cap, np.float32)
-        start_at = np.empty(cap, np.int32)
-        node_id = np.empty(cap, np.int32)
-        syms = np.empty(cap, np.int64)
+        best, start_at, node_id, syms = _lattice_arrays(max(n + 1, 2 * best.shape[0]))
     return normbuf, best, start_at, node_id, syms
+
+
+@inline_kernel
+def _lattice_arrays(cap):
+    """Uninitialized ``best``, ``start_at``, ``node_id`` and ``syms`` for ``viterbi``."""
+    return np.empty(cap, np.float32), np.empty(cap, np.int32), np.empty(cap, np.int32), np.empty(cap, np.int64)
 
 
 @kernel
@@ -645,21 +654,25 @@ def encode_batch(buf, offsets, out_offsets, N, M, F, bounds, n_workers, out, cou
     units, pool, root_ok, ud_bc, ud_value, flags, cls = N
     lat, idsc, unk_score, V = M
     Vf, unk_id, byte_fallback, byte_ids, bos, eos = F
+    sc = idsc.view(np.float32)
+    sp = space_node(lat)
     n_chunks = bounds.shape[0] - 1
     for w in prange(n_workers):
-        scratch = new_scratch(1024)
+        normbuf, best, start_at, node_id, syms = new_scratch(1024)
         tmp = np.empty(64, np.int32)
         words = _word_cache(words_buf, w, slots * WORD_REC + WORD_TAIL if slots else 0)
         for c in range(w, n_chunks, n_workers):
             o = out_offsets[bounds[c]]
             hi = out_offsets[bounds[c + 1]]
             for d in range(bounds[c], bounds[c + 1]):
-                normbuf, n = normalize_inlined(buf, offsets[d], offsets[d + 1], units, pool, root_ok, ud_bc, ud_value,
-                                               flags, cls, scratch[0])
-                scratch = _fit(scratch, normbuf, n)
-                syms = scratch[4]
-                m = viterbi_words(normbuf, n, lat, idsc, unk_score, V, scratch[1], scratch[2], scratch[3], syms, words,
-                                  max_abs)
+                normed, n = normalize_inlined(buf, offsets[d], offsets[d + 1], units, pool, root_ok, ud_bc, ud_value,
+                                              flags, cls, normbuf)
+                if normed.shape[0] != normbuf.shape[0]:  # the normalizer grew its buffer
+                    normbuf = normed
+                if best.shape[0] < n + 1:  # (not ``_fit`` per document: rebuilding a tuple costs its counts)
+                    best, start_at, node_id, syms = _lattice_arrays(max(n + 1, 2 * best.shape[0]))
+                m = viterbi_words(normed, n, lat, idsc, sc, sp, unk_score, V, best, start_at, node_id, syms,
+                                  words, max_abs)
                 if hi - o >= 4 * m + 2:  # place_ids' first case, without a call per document
                     k = finish_ids(syms, m, Vf, unk_id, byte_fallback, byte_ids, bos, eos, out, o) - o
                 else:

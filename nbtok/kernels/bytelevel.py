@@ -39,14 +39,12 @@ round-robin to one worker per thread, each with its own scratch, and writes ever
 document's ids at its byte offset in an output the size of the input (a document never has
 more tokens than bytes); ``compact_ragged`` then packs them.
 """
-import llvmlite.ir as llvmir
 import numpy as np
-from numba import prange, types
-from numba.extending import intrinsic
+from numba import prange
 
 from .._jit import batch_kernel, inline_kernel, kernel, leaf_kernel
 from .bpe import LONG_PIECE, LOW32, SMALL_PIECE, cached_table_pairs, merge_piece, merge_scan, new_pair_cache, new_scratch
-from .hashmap import SHORT_KEY_BYTES, bytesmap_get, intmap_get, pack_key, short_key_hash, shortmap_get
+from .hashmap import SHORT_KEY_BYTES, bytesmap_get, intmap_get, pack_key, pack_word, short_key_hash, shortmap_get
 from .pretokenize import pretokenize
 from .ragged import chunk_bounds, worker_bytes
 from .runqueue import runqueue_over
@@ -80,36 +78,6 @@ def new_cache(slots=CACHE_SLOTS):
     """Pre-token cache, one 64-byte row per slot (``slots`` a power of two): the key's
     32 bytes in w0..w3, ``length | count << 8`` in w4, up to 6 ids two per word in w5..w7."""
     return np.zeros((slots, 8), np.int64)
-
-
-@intrinsic
-def _load_u64(typingctx, arr, idx):
-    """The 8 bytes at ``arr[idx]`` (a uint8 array) as one little-endian word, an unaligned load."""
-    sig = types.uint64(arr, idx)
-
-    def codegen(context, builder, signature, args):
-        ary = context.make_array(signature.args[0])(context, builder, args[0])
-        ptr = builder.gep(ary.data, [args[1]])
-        return builder.load(builder.bitcast(ptr, llvmir.IntType(64).as_pointer()), align=1)
-
-    return sig, codegen
-
-
-@leaf_kernel
-def pack_word(buf, start, end):
-    """``buf[start:end]`` (at most 8 bytes) as one little-endian word (as ``pack_key``)."""
-    n = end - start
-    if n <= 0:
-        return np.int64(0)
-    if start + 8 <= buf.shape[0]:
-        w = _load_u64(buf, start)
-        if n < 8:
-            w &= (np.uint64(1) << np.uint64(8 * n)) - np.uint64(1)
-        return np.int64(w)
-    w = np.uint64(0)
-    for k in range(n):
-        w |= np.uint64(buf[start + k]) << np.uint64(8 * k)
-    return np.int64(w)
 
 
 @leaf_kernel

@@ -14,6 +14,7 @@
 import numpy as np
 
 from .._jit import kernel, leaf_kernel
+from .swar import load8
 
 EMPTY = -1
 
@@ -234,6 +235,24 @@ def pack_key(buf, start, end):
     for k in range(8, n):
         k1 |= np.uint64(buf[start + k]) << np.uint64(8 * (k - 8))
     return np.int64(k0), np.int64(k1)
+
+
+@leaf_kernel
+def pack_word(buf, start, end):
+    """``buf[start:end]`` (at most 8 bytes) as one little-endian word (as ``pack_key``), with one
+    unaligned load where 8 bytes from ``start`` lie inside ``buf``."""
+    n = end - start
+    if n <= 0:
+        return np.int64(0)
+    if start + 8 <= buf.shape[0]:
+        w = load8(buf, start)
+        if n < 8:
+            w &= (np.uint64(1) << np.uint64(8 * n)) - np.uint64(1)
+        return np.int64(w)
+    w = np.uint64(0)
+    for k in range(n):
+        w |= np.uint64(buf[start + k]) << np.uint64(8 * k)
+    return np.int64(w)
 
 
 @leaf_kernel

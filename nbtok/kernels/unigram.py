@@ -26,7 +26,8 @@ import numpy as np
 from numba import prange
 
 from .._jit import batch_kernel, inline_kernel, kernel, leaf_kernel
-from .normalize import SPACE0, SPACE1, SPACE2, normalize, normalize_inlined, one_char_len
+from .hashmap import pack_word
+from .normalize import SPACE0, SPACE1, SPACE2, normalize, normalize_inlined, one_char_len, utf8_char_len
 from .swar import load8, lowest_bit
 from .trie import BASE_SHIFT, LABEL_MASK, LEAF, unit_child
 
@@ -222,43 +223,29 @@ def _word_cache(buf, w, size):
 def word_cache_ok(piece_bytes, piece_offsets, lattice_ids, pool):
     """True if words can be cached: no lattice piece holds U+2581, or the start of it, past its
     first byte (such a piece could cross a word start), and the pieces and the charsmap's
-    replacement ``pool`` are well-formed UTF-8 (then so is the normalized text, and the lattice's
+    replacement ``pool`` are valid UTF-8 (then so is the normalized text, and the lattice's
     steps from character to character land on every word start)."""
     for k in range(lattice_ids.shape[0]):
         p = lattice_ids[k]
         a = piece_offsets[p]
         b = piece_offsets[p + 1]
-        if not utf8_well_formed(piece_bytes, a, b):
+        if not _valid_utf8(piece_bytes, a, b):
             return False
         for i in range(a + 1, b):
             if piece_bytes[i] == SPACE0 and (i + 1 == b or (piece_bytes[i + 1] == SPACE1
                                                           and (i + 2 == b or piece_bytes[i + 2] == SPACE2))):
                 return False
-    return utf8_well_formed(pool, 0, pool.shape[0])
+    return _valid_utf8(pool, 0, pool.shape[0])
 
 
 @kernel
-def utf8_well_formed(buf, a, b):
-    """Every lead byte of ``buf[a:b]`` is followed by as many continuation bytes as it says."""
-    i = a
-    while i < b:
-        c = buf[i]
-        if c < 0x80:
-            k = 0
-        elif 0xC0 <= c < 0xE0:
-            k = 1
-        elif 0xE0 <= c < 0xF0:
-            k = 2
-        elif 0xF0 <= c < 0xF8:
-            k = 3
-        else:
+def _valid_utf8(buf, a, b):
+    """Whether ``buf[a:b]`` is valid UTF-8 as the normalizer judges it (``utf8_char_len``)."""
+    while a < b:
+        k = utf8_char_len(buf, a, b)
+        if k == 0:
             return False
-        if i + k >= b:
-            return False
-        for j in range(i + 1, i + k + 1):
-            if buf[j] & 0xC0 != 0x80:
-                return False
-        i += k + 1
+        a += k
     return True
 
 
@@ -290,22 +277,6 @@ def next_space(norm, p, n):
 
 
 @inline_kernel
-def _key_word(norm, p, L):
-    """Bytes ``norm[p:p + L]`` (at most 8 of them) as a uint64, zero past L."""
-    if L <= 0:
-        return np.uint64(0)
-    if p + 8 <= norm.shape[0]:
-        w = load8(norm, p)
-    else:
-        w = np.uint64(0)
-        for j in range(min(8, norm.shape[0] - p)):
-            w |= np.uint64(norm[p + j]) << np.uint64(8 * j)
-    if L < 8:
-        w &= (np.uint64(1) << np.uint64(8 * L)) - np.uint64(1)
-    return w
-
-
-@inline_kernel
 def cached_word(norm, a, b, units, idsc, sc, unk_score, best, start_at, node_id, words, max_abs):
     """Replay the cached path of the word ``norm[a:b]`` into the lattice, or, the second time
     the word is met, fill its lattice and cache it. False: the word must go through the lattice."""
@@ -313,20 +284,20 @@ def cached_word(norm, a, b, units, idsc, sc, unk_score, best, start_at, node_id,
     X = best[a]
     if L > WORD_MAX or abs(np.float64(X)) + L * max_abs >= WORD_SCORE_LIMIT:
         return False
-    k0 = _key_word(norm, a, L)
-    k1 = _key_word(norm, a + 8, L - 8)
-    h = (k0 * np.uint64(0x9E3779B97F4A7C15)) ^ (k1 * np.uint64(0xC2B2AE3D27D4EB4F)) ^ np.uint64(L)
-    h ^= h >> np.uint64(29)
-    h *= np.uint64(0x94D049BB133111EB)
+    k0 = pack_word(norm, a, min(b, a + 8))
+    k1 = pack_word(norm, a + 8, b)
     w32, w64, wf = words
     slots = (w32.shape[0] - WORD_TAIL) // WORD_REC
+    # a full mix, not ``short_key_hash``: its slot bits come from a key's first bytes, and every
+    # word starts with U+2581's three
+    h = (np.uint64(k0) * np.uint64(0x9E3779B97F4A7C15)) ^ (np.uint64(k1) * np.uint64(0xC2B2AE3D27D4EB4F)) ^ np.uint64(L)
+    h ^= h >> np.uint64(29)
+    h *= np.uint64(0x94D049BB133111EB)
     r = np.int64((h >> np.uint64(32)) & np.uint64(slots - 1)) * WORD_REC
     q = r >> 1  # the slot's key in int64 units
-    i0 = np.int64(k0)
-    i1 = np.int64(k1)
-    if not ((w32[r + 4] & 63) == L and w64[q] == i0 and w64[q + 1] == i1):
-        w64[q] = i0
-        w64[q + 1] = i1
+    if not ((w32[r + 4] & 63) == L and w64[q] == k0 and w64[q + 1] == k1):
+        w64[q] = k0
+        w64[q + 1] = k1
         w32[r + 4] = L | (SEEN_ONCE << 6)
         return False
     pieces = w32[r + 4] >> 6
@@ -636,7 +607,7 @@ def symbols_one(text, N, M):
 
 
 @batch_kernel
-def encode_batch(buf, offsets, out_offsets, N, M, F, bounds, n_workers, out, counts, used, words_buf, slots,
+def encode_batch(buf, offsets, out_offsets, N, M, F, bounds, n_workers, out, counts, used, words_buf, words_size,
                  max_abs):
     """Encode documents ``buf[offsets[i]:offsets[i+1]]`` in parallel: the chunks ``bounds``
     (``kernels.ragged.chunk_bounds``) dealt round-robin to ``n_workers`` workers.
@@ -648,8 +619,8 @@ def encode_batch(buf, offsets, out_offsets, N, M, F, bounds, n_workers, out, cou
     Written this way, a chunk's ids fill consecutive cache lines instead of one line or two
     per document spread over the whole room. The model tuples are unpacked once per call (a
     call per document that receives tuples of arrays costs about a microsecond).
-    Each worker caches word paths (``viterbi_words``) in ``words_buf`` (``word_cache_size(slots)``
-    int32 a worker; ``slots`` 0: no cache); ``max_abs`` as there.
+    Each worker caches word paths (``viterbi_words``) in ``words_buf``, ``words_size`` int32 a
+    worker (``word_cache_size``; 0: no cache); ``max_abs`` as there.
     """
     units, pool, root_ok, ud_bc, ud_value, flags, cls = N
     lat, idsc, unk_score, V = M
@@ -660,7 +631,7 @@ def encode_batch(buf, offsets, out_offsets, N, M, F, bounds, n_workers, out, cou
     for w in prange(n_workers):
         normbuf, best, start_at, node_id, syms = new_scratch(1024)
         tmp = np.empty(64, np.int32)
-        words = _word_cache(words_buf, w, slots * WORD_REC + WORD_TAIL if slots else 0)
+        words = _word_cache(words_buf, w, words_size)
         for c in range(w, n_chunks, n_workers):
             o = out_offsets[bounds[c]]
             hi = out_offsets[bounds[c + 1]]

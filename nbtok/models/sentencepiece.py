@@ -413,10 +413,11 @@ class SentencePieceModel:
         used = np.empty(bounds.size - 1, np.int64)
         if self.model_type == "unigram":
             slots = kuni.word_slots(buf.shape[0] // workers) if self.word_score_bound >= 0 else 0
-            words = self._take_word_buffer(workers * kuni.word_cache_size(slots))
+            size = kuni.word_cache_size(slots)
+            words = self._take_word_buffer(workers * size)
             try:
                 kuni.encode_batch(buf, offsets, out_offsets, self.N, self.M, F, bounds, workers, out, counts, used,
-                                  words, slots, self.word_score_bound)
+                                  words, size, self.word_score_bound)
             finally:
                 self._word_buffers.append(words)
         elif self.fast_words:

@@ -344,7 +344,7 @@ def _mark_followers(units, base, cls):
     return True
 
 
-@leaf_kernel
+@inline_kernel
 def plain_class(text, pos, end, cls):
     """The fast-path class of the byte at ``pos`` (``byte_classes``): 1 = copied as is, 2 = a
     plain space, 0 = full step."""
@@ -362,7 +362,7 @@ def plain_class(text, pos, end, cls):
     return 2 if c == 0x20 else 1
 
 
-@leaf_kernel
+@inline_kernel
 def _copied_as_is(flags, text, q, end, cls):
     """Whether a BMP character with ``_plain_chars`` flags ``flags``, followed by ``text[q:end]``,
     is copied as is: no rule starts with it, or only rules that continue with a follower and

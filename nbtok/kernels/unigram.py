@@ -190,7 +190,8 @@ def pack_lattice_trie(value, lscore):
 #
 # A slot is 32 bytes (two to a cache line): the word's 16 bytes as two int64 whose first three
 # bytes, U+2581 in every cached word, hold L | pieces << 6 instead; the margin; a path of up to
-# three pieces (nine words in ten of English, eight in ten of the multilingual mix).
+# three pieces (sentencepiece's segmentation of 97% of the words of up to 16 bytes in our
+# English lines, 93% in the multilingual mix, counting every occurrence).
 WORD_MAX = 16  # bytes; a longer word takes the lattice (and is rarely seen twice)
 WORD_REC = 8  # int32 a slot: key with L | pieces << 6 (2 x int64), margin (1, float32), path (3)
 WORD_PATH = WORD_REC - 5  # pieces a cached path holds

@@ -227,19 +227,19 @@ def _word_cache(buf, w, size):
 
 @kernel
 def word_cache_ok(piece_bytes, piece_offsets, lattice_ids, pool):
-    """True if words can be cached: no lattice piece holds U+2581, or the start of it, past its
-    first byte (such a piece could cross a word start), and the pieces and the charsmap's
-    replacement ``pool`` are valid UTF-8 (then so is the normalized text, and the lattice's
-    steps from character to character land on every word start)."""
+    """True if words can be cached: no lattice piece holds U+2581 past its first byte (such a
+    piece could cross a word start), and the pieces and the charsmap's replacement ``pool`` are
+    valid UTF-8 (then so is the normalized text, and the lattice's steps from character to
+    character land on every word start). A piece is checked for UTF-8 first, so none ends
+    inside a U+2581."""
     for k in range(lattice_ids.shape[0]):
         p = lattice_ids[k]
         a = piece_offsets[p]
         b = piece_offsets[p + 1]
         if not _valid_utf8(piece_bytes, a, b):
             return False
-        for i in range(a + 1, b):
-            if piece_bytes[i] == SPACE0 and (i + 1 == b or (piece_bytes[i + 1] == SPACE1
-                                                          and (i + 2 == b or piece_bytes[i + 2] == SPACE2))):
+        for i in range(a + 1, b - 2):
+            if piece_bytes[i] == SPACE0 and piece_bytes[i + 1] == SPACE1 and piece_bytes[i + 2] == SPACE2:
                 return False
     return _valid_utf8(pool, 0, pool.shape[0])
 

@@ -491,3 +491,111 @@ def test_unigram_wide_units(spm_models, name):
         assert [x.tolist() for x in wide.nbest_encode(text, 4)] == [x.tolist() for x in narrow.nbest_encode(text, 4)]
         a = narrow.sample_encode(text, alpha=0.5, nbest_size=-1, seed=11).tolist()
         assert wide.sample_encode(text, alpha=0.5, nbest_size=-1, seed=11).tolist() == a, repr(text)
+
+
+# ---------------------------------------------------------------------------------- automaton
+def automaton_symbols(model, text):
+    """(symbols of the walk, of the automaton (no word cache) or None where it gives way) for
+    one text, on the normalized bytes."""
+    from nbtok.kernels import unigram as kuni
+    walk, norm = kuni.symbols_one(np.frombuffer(text.encode(), np.uint8), model.N, model.M)
+    au, outs, rec = model.automaton
+    units, idsc, unk_score, V = model.M
+    n = norm.shape[0]
+    best, start_at, node_id = np.empty(n + 1, np.float32), np.empty(n + 1, np.int32), np.empty(n + 1, np.int32)
+    syms = np.empty(n + 1, np.int64)
+    none = (np.zeros(0, np.int32), np.zeros(0, np.int64), np.zeros(0, np.float32))
+    m = kuni.viterbi_automaton(norm, n, (au, outs, rec, rec.view(np.float32)), idsc, idsc.view(np.float32),
+                               kuni.space_node(units), unk_score, V, best, start_at, node_id, syms, none,
+                               model.word_score_bound, units)
+    return walk.tolist(), (syms[:m].tolist() if m >= 0 else None)
+
+
+@pytest.mark.parametrize("name", ["uni_nmt", "uni_symbols", "uni_identity_suffix", "uni_32k"])
+def test_automaton_matches_the_walk(spm_models, name):
+    """The Aho-Corasick Viterbi finds the walk's path on every text, with the U+2581 shortcut
+    (pieces start words) and without it (``uni_identity_suffix``: 'word▁' pieces)."""
+    tok, sp = load_pair(spm_models[name])
+    assert tok.model.automaton[0].size > 0
+    assert (tok.model.word_score_bound >= 0) == (name != "uni_identity_suffix")
+    for text in fixture_lines()[::3] + EDGE_CASES:
+        walk, auto = automaton_symbols(tok.model, text)
+        assert auto == walk, repr(text)
+
+    @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=60))
+    def check(text):
+        walk, auto = automaton_symbols(tok.model, text)
+        assert auto == walk
+
+    check()
+
+
+def test_automaton_gives_way_where_sentencepiece_rebases(spm_models, tmp_path):
+    """Past |score| 100000 sentencepiece rebases its running scores; the automaton hands such a
+    document to the walk, which does as sentencepiece does."""
+    tok, sp = hand_made_unigram(spm_models, tmp_path / "long.model", [
+        ("▁", -20.0), ("a", -20.0), ("z", -20.0), ("b", -1.5), ("▁a", -1.5), ("▁ab", -3.001), ("▁zz", -10.0)])
+    long = "zz " * 12000 + "ab ab ab"
+    assert automaton_symbols(tok.model, "zz " * 100 + "ab")[1] is not None
+    assert automaton_symbols(tok.model, long)[1] is None
+    docs = ["ab ab", long, "zz ab", long[:20000]]
+    ids, offsets = tok.encode_batch_ragged(docs, num_threads=1)
+    assert [ids[offsets[i]:offsets[i + 1]].tolist() for i in range(len(docs))] == sp.encode(docs)
+
+
+def test_automaton_limits(spm_models, tmp_path):
+    """A piece of 1024 bytes or more does not fit a record: no automaton, the batch walks."""
+    from nbtok.kernels.aho_corasick import build_automaton
+    tok, sp = hand_made_unigram(spm_models, tmp_path / "longpiece.model", [
+        ("▁", -5.0), ("a", -5.0), ("b", -5.0), ("▁a", -3.0), ("▁" + "ab" * 600, -1.0)])
+    assert tok.model.automaton[0].size == 0
+    units, idsc = tok.model.M[0], tok.model.M[1]
+    assert build_automaton(units, tok.model._lattice_bc, idsc)[0].size == 0
+    docs = ["a b " + "ab" * 600, "ab" * 700, "ba a b"] * 50
+    ids, offsets = tok.encode_batch_ragged(docs, num_threads=1)
+    assert [ids[offsets[i]:offsets[i + 1]].tolist() for i in range(len(docs))] == sp.encode(docs)
+
+
+def test_han_text_takes_the_walk(spm_models):
+    from nbtok.kernels.unigram import mostly_han
+    chinese = [x.strip() for x in (FIXTURES / "text" / "udhr_cmn_hans.txt").read_text().splitlines() if x.strip()]
+    as_bytes = lambda s: np.frombuffer(("\u2581" + s).encode(), np.uint8)
+    assert sum(mostly_han(as_bytes(x), len(as_bytes(x))) for x in chinese) > len(chinese) // 2
+    assert not mostly_han(as_bytes("吾輩は猫である。名前はまだ無い。"), 48)  # kana between
+    assert not mostly_han(as_bytes("Hello 世界"), 14)
+    tok, sp = load_pair(spm_models["uni_32k"])
+    assert_batch_parity(tok, sp, chinese + fixture_lines()[:2000], decode=False, label="han")
+
+
+def test_word_cache_pauses_where_it_does_not_pay():
+    """``words_wanted``: a window of words scored (replays - 4 fills) / words, running mean
+    below 30% pauses the cache for WORD_PAUSE bytes."""
+    from nbtok.kernels import unigram as kuni
+    w32 = np.zeros(kuni.word_cache_size(1024), np.int32)
+    c = w32.size - kuni.WORD_COUNTS
+    assert kuni.words_wanted(w32, 100) and not kuni.words_wanted(w32[:0], 100)
+    w32[c:c + 3] = kuni.WORD_WINDOW, kuni.WORD_WINDOW // 10, kuni.WORD_WINDOW // 20  # cold first window
+    assert kuni.words_wanted(w32, 100)  # mean (100% + -10%) / 2 = 45%
+    assert w32[c + 4] == 450 and w32[c:c + 3].tolist() == [0, 0, 0]
+    w32[c:c + 3] = kuni.WORD_WINDOW, kuni.WORD_WINDOW // 2, kuni.WORD_WINDOW // 10  # 10%
+    assert not kuni.words_wanted(w32, 100)  # (45% + 10%) / 2 < 30%
+    assert w32[c + 3] == kuni.WORD_PAUSE
+    assert not kuni.words_wanted(w32, kuni.WORD_PAUSE - 1)
+    assert not kuni.words_wanted(w32, 5)
+    assert kuni.words_wanted(w32, 5)  # paused bytes spent: the next window tests again
+    w32[c:c + 3] = kuni.WORD_WINDOW, kuni.WORD_WINDOW * 9 // 10, 0  # 90%
+    assert kuni.words_wanted(w32, 100) and w32[c + 4] == (275 + 900) // 2
+
+
+def test_word_cache_pause_keeps_parity(spm_models):
+    """Words that rarely come back (random letters) pause the cache; English lines after them
+    resume it: the same ids as sentencepiece throughout."""
+    tok, sp = load_pair(spm_models["uni_32k"])
+    rng = random.Random(5)
+    noise = [" ".join("".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(3, 9)))
+                      for _ in range(40)) for _ in range(600)]
+    docs = noise + fixture_lines() * 2 + noise[:100]
+    ids, offsets = tok.encode_batch_ragged(docs, num_threads=1)
+    ref_flat, ref_off = ragged(sp.encode(docs))
+    assert count_mismatches(ids, offsets, ref_flat, ref_off) == 0

@@ -23,6 +23,7 @@ from ..kernels import unigram as kuni
 from ..kernels.bpe import new_pair_filter
 from ..kernels.hashmap import IntMap
 from ..kernels.ragged import batch_chunks, chunk_bounds, gather_chunks
+from ..kernels.aho_corasick import build_automaton
 from ..kernels.trie import build_trie, labelled_units
 from ..text import pack_utf8
 from ..vocab import Vocab
@@ -121,6 +122,7 @@ class SentencePieceModel:
         matchable = np.flatnonzero((kinds == NORMAL) | (kinds == USER_DEFINED) | (kinds == UNUSED))
         self._matchable = matchable
         self._trie = None
+        self._automaton = None
         if self.model_type == "unigram":
             self.trie  # noqa: B018 (built now: the lattice needs it; checks for repeated pieces)
         ud = np.flatnonzero(kinds == USER_DEFINED)
@@ -201,13 +203,30 @@ class SentencePieceModel:
         else:
             lbc, lvalue = self.trie
         units = labelled_units(lbc, lvalue, wide)
+        self._lattice_bc = lbc
+        # the automaton's records and the word cache need valid UTF-8 (``kernels.unigram.lattice_utf8_ok``)
+        self._lattice_utf8 = bool(kuni.lattice_utf8_ok(self.proto.piece_bytes, self.proto.piece_offsets, lat,
+                                                       self.N[1]))
         # the Viterbi's word cache: the largest |score| of a lattice edge, or -1 if words cannot
         # be cached (``kernels.unigram.word_cache_ok``; node numbers fit the cached paths)
         self.word_score_bound = -1.0
-        if units.shape[0] < (1 << 25) and kuni.word_cache_ok(self.proto.piece_bytes, self.proto.piece_offsets,
-                                                             lat, self.N[1]):
+        if units.shape[0] < (1 << 25) and self._lattice_utf8 and kuni.word_cache_ok(
+                self.proto.piece_bytes, self.proto.piece_offsets, lat):
             self.word_score_bound = float(max(np.abs(self.lscore[lat]).max(initial=0.0), abs(self.unk_score)))
         return units, kuni.pack_lattice_trie(lvalue, self.lscore), self.unk_score, np.int64(self.V)
+
+    @property
+    def automaton(self):
+        """Unigram: the lattice's Aho-Corasick automaton (``kernels.aho_corasick``), built on the
+        first batch; empty arrays where it cannot serve (the pieces or the charsmap's pool are
+        not valid UTF-8, or a limit of the module doc fails): the batch Viterbi then walks."""
+        if self._automaton is None:
+            units, idsc = self.M[0], self.M[1]
+            if self._lattice_utf8:
+                self._automaton = build_automaton(units, self._lattice_bc, idsc)
+            else:
+                self._automaton = (np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32))
+        return self._automaton
 
     @property
     def trie(self):
@@ -416,8 +435,8 @@ class SentencePieceModel:
             size = kuni.word_cache_size(slots)
             words = self._take_word_buffer(workers * size)
             try:
-                kuni.encode_batch(buf, offsets, out_offsets, self.N, self.M, F, bounds, workers, out, counts, used,
-                                  words, size, self.word_score_bound)
+                kuni.encode_batch(buf, offsets, out_offsets, self.N, self.M, F, self.automaton, bounds, workers, out,
+                                  counts, used, words, size, self.word_score_bound)
             finally:
                 self._word_buffers.append(words)
         elif self.fast_words:

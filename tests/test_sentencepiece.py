@@ -221,6 +221,23 @@ def test_ascii_word_step(spm_models, name):
     check()
 
 
+def test_single_character_rules_take_the_fast_path(spm_models):
+    """A character whose only charsmap rule is itself (fullwidth punctuation: U+FF0C -> ',') is
+    replaced by the normalizer's fast path; one whose rule writes a space (U+3000) or that starts
+    longer rules is not."""
+    from nbtok.kernels.normalize import PLAIN_OFF, REPLACED_OFF
+    for name in ("uni_nmt", "uni_bf_nfkc", "uni_cf_raw"):
+        tok, sp = load_pair(spm_models[name])
+        cls = tok.model.N[6]
+        assert cls[PLAIN_OFF + 0xFF0C] & 8 and cls[REPLACED_OFF + 4 * 0xFF0C:][:2].tolist() == [1, ord(",")]
+        assert not cls[PLAIN_OFF + 0x3000] & 8
+        assert cls[PLAIN_OFF + ord("й")] & 8 == 0
+        lines = ["床前明月光，疑是地上霜；举头望明月：低头思故乡？", "（括号）［方括号］＃１２３！",
+                 "，，，", "a，b　c，　，d", "Ｈｅｌｌｏ，ｗｏｒｌｄ！", "\u2160\u2161 \u00bd\u2122，"]
+        assert [tok.encode(x).tolist() for x in lines] == sp.encode(lines)
+        assert_batch_parity(tok, sp, lines * 30, label=name)
+
+
 # ---------------------------------------------------------------------------------- API
 def test_vocabulary_api(spm_models):
     tok, sp = load_pair(spm_models["uni_symbols"])

@@ -29,6 +29,7 @@ from .swar import load8, lowest_bit, store8
 SPACE0, SPACE1, SPACE2 = 0xE2, 0x96, 0x81  # U+2581 in UTF-8
 PLAIN_OFF = 256 + 128 * 256  # start of the per-code-point "no rule starts here" table in ``cls``
 ASCII_WORDS = PLAIN_OFF + 0x10000  # flag in ``cls``: printable ASCII words take the 8-byte step
+REPLACED_OFF = ASCII_WORDS + 1  # per code point: the length and bytes of its own rule (``_plain_chars``)
 _ONES = np.uint64(0x0101010101010101)
 _HIGHS = np.uint64(0x8080808080808080)
 _BANGS = np.uint64(0x2121212121212121)  # '!' (0x21), the first printable byte after the space
@@ -194,7 +195,7 @@ def _emit_space(out, n, escape):
 
 
 @kernel
-def byte_classes(units, root_ok, ud_bc, ud_value):
+def byte_classes(units, pool, root_ok, ud_bc, ud_value):
     """Fast-path table for the normalizer, indexed by ``c`` (first byte) and ``256 + 256 * c + c2``.
 
     ``cls[c]``: 1 = plain ASCII (copied as is), 2 = plain space, 3 or 4 = ASCII that starts
@@ -208,7 +209,7 @@ def byte_classes(units, root_ok, ud_bc, ud_value):
     ``cls[ASCII_WORDS]`` = 1 when every printable ASCII byte (0x21-0x7E) is class 1 or 3 and the
     space is class 2: ``plain_run`` then copies runs of them eight bytes at a time.
     """
-    cls = np.zeros(ASCII_WORDS + 1, np.uint8)
+    cls = np.zeros(REPLACED_OFF + 4 * 0x10000, np.uint8)
     n_units = units.shape[0]
     for c in range(128):
         if ud_bc.shape[0] > 0:
@@ -233,7 +234,7 @@ def byte_classes(units, root_ok, ud_bc, ud_value):
             cls[256 + 256 * c + c2] = 1
         if not ascii_next:
             cls[c] = 3
-    _plain_chars(units, cls)
+    _plain_chars(units, pool, cls)
     words = cls[0x20] == 2
     for c in range(0x21, 0x7F):
         words = words and (cls[c] == 1 or cls[c] == 3)
@@ -242,14 +243,17 @@ def byte_classes(units, root_ok, ud_bc, ud_value):
 
 
 @kernel
-def _plain_chars(units, cls):
-    """``cls[PLAIN_OFF + cp]`` flags per code point (bit 1 and 2 for 2- or 3-byte code points):
+def _plain_chars(units, pool, cls):
+    """``cls[PLAIN_OFF + cp]`` flags per code point (bits 1, 2 and 8 for 2- or 3-byte code points):
 
     1: no charsmap rule starts with cp, so the normalizer copies it without a rule lookup;
     2: rules start with cp but none is cp alone, and each continues with a whole BMP
        character (a *follower*), e.g. Cyrillic letters and kana, which only start compositions
        with a combining mark: cp is copied as is unless the next character is a follower;
     4: cp is a follower (of some code point flagged 2); also for ASCII.
+    8: the only rule that starts with cp is cp alone, and it writes 1 to 3 bytes, no space
+       (fullwidth punctuation, compatibility characters): ``cls[REPLACED_OFF + 4 * cp]`` holds
+       their number, then the bytes.
     A code point whose bytes are a prefix of some rule key in any other way is left 0 and takes
     the full step."""
     n_units = units.shape[0]
@@ -280,6 +284,8 @@ def _plain_chars(units, cls):
             if (u & 0x800000FF) != c:
                 break
             if (u >> 8) & 1:
+                if q == k - 1:
+                    _single_rule(units, pool, pos ^ _offset(u), cp, cls)
                 consumed = -1  # a key ends inside (cannot happen for valid keys): be safe
                 break
             pos = pos ^ _offset(u)
@@ -291,6 +297,27 @@ def _plain_chars(units, cls):
             cls[PLAIN_OFF + cp] |= 1  # (bit 4 may be set already: cp follows an earlier code point)
         elif consumed == k and _mark_followers(units, pos, cls):
             cls[PLAIN_OFF + cp] |= 2
+
+
+@kernel
+def _single_rule(units, pool, base, cp, cls):
+    """Flag 8 (``_plain_chars``) on cp, whose own rule's node has its children at ``base``, if
+    that rule is the only one starting with cp and writes 1 to 3 bytes, no space."""
+    for c in range(1, 256):
+        if _child(units, base, c) >= 0:
+            return
+    v = np.int64(units[base]) & 0x7FFFFFFF
+    ln = 0
+    while v + ln < pool.shape[0] and pool[v + ln] != 0 and ln < 4:
+        if pool[v + ln] == 0x20:
+            return
+        ln += 1
+    if ln == 0 or ln > 3:
+        return
+    cls[PLAIN_OFF + cp] |= 8
+    cls[REPLACED_OFF + 4 * cp] = ln
+    for j in range(ln):
+        cls[REPLACED_OFF + 4 * cp + 1 + j] = pool[v + j]
 
 
 @kernel
@@ -392,6 +419,16 @@ def _copied_as_is(flags, text, q, end, cls):
     return not cls[PLAIN_OFF + cp] & 4
 
 
+@leaf_kernel
+def _own_rule(cls, cp, out, n):
+    """Write the bytes of cp's own rule (flag 8 of ``_plain_chars``) at ``out[n]``: the new n."""
+    r = REPLACED_OFF + 4 * cp
+    k = np.int64(cls[r])
+    for j in range(k):
+        out[n + j] = cls[r + 1 + j]
+    return n + k
+
+
 @inline_kernel
 def _ascii_word(text, pos, end, out, n):
     """Copy the printable ASCII bytes (no space) from ``pos``, up to eight, with one 8-byte load
@@ -451,9 +488,14 @@ def plain_run(text, pos, end, cls, no_ud, escape, remove_extra, is_prev_space, o
         # a BMP character that no rule starts with (``_plain_chars``) is copied as is
         c1 = np.int64(text[pos + 1])
         if c < 0xE0:
-            if not ((c1 & 0xC0) == 0x80 and c >= 0xC2
-                    and _copied_as_is(cls[PLAIN_OFF + (((np.int64(c) & 0x1F) << 6) | (c1 & 0x3F))], text, pos + 2, end, cls)):
-                break
+            cp = ((np.int64(c) & 0x1F) << 6) | (c1 & 0x3F)
+            if not ((c1 & 0xC0) == 0x80 and c >= 0xC2 and _copied_as_is(cls[PLAIN_OFF + cp], text, pos + 2, end, cls)):
+                if not ((c1 & 0xC0) == 0x80 and c >= 0xC2 and cls[PLAIN_OFF + cp] & 8):
+                    break
+                n = _own_rule(cls, cp, out, n)
+                pos += 2
+                is_prev_space = False
+                continue
             out[n] = c
             out[n + 1] = c1
             n += 2
@@ -463,9 +505,14 @@ def plain_run(text, pos, end, cls, no_ud, escape, remove_extra, is_prev_space, o
                 break
             c2 = np.int64(text[pos + 2])
             cp = ((np.int64(c) & 0x0F) << 12) | ((c1 & 0x3F) << 6) | (c2 & 0x3F)
-            if not ((c1 & 0xC0) == 0x80 and (c2 & 0xC0) == 0x80 and cp >= 0x800
-                    and _copied_as_is(cls[PLAIN_OFF + cp], text, pos + 3, end, cls)):
-                break
+            valid = (c1 & 0xC0) == 0x80 and (c2 & 0xC0) == 0x80 and cp >= 0x800
+            if not (valid and _copied_as_is(cls[PLAIN_OFF + cp], text, pos + 3, end, cls)):
+                if not (valid and cls[PLAIN_OFF + cp] & 8):
+                    break
+                n = _own_rule(cls, cp, out, n)
+                pos += 3
+                is_prev_space = False
+                continue
             out[n] = c
             out[n + 1] = c1
             out[n + 2] = c2

@@ -135,7 +135,7 @@ class SentencePieceModel:
                           nspec["escape_whitespaces"], self.ws_suffix], np.int64)
         root_ok = knorm.root_filter(units)
         self.N = (units, pool, root_ok, self.ud_trie[0], self.ud_trie[1], flags,
-                  knorm.byte_classes(units, root_ok, self.ud_trie[0], self.ud_trie[1]))
+                  knorm.byte_classes(units, pool, root_ok, self.ud_trie[0], self.ud_trie[1]))
         self.denorm = None
         d = proto.denormalizer
         if d is not None and d["precompiled_charsmap"]:
@@ -144,7 +144,7 @@ class SentencePieceModel:
                                d["escape_whitespaces"], False], np.int64)
             dok = knorm.root_filter(du)
             z = np.zeros(0, np.int32)
-            self.denorm = (du, dp, dok, z, z, dflags, knorm.byte_classes(du, dok, z, z))
+            self.denorm = (du, dp, dok, z, z, dflags, knorm.byte_classes(du, dp, dok, z, z))
         self.unk_surface = np.frombuffer(t["unk_surface"].encode("utf-8"), np.uint8).copy()
         self._strip_first = bool(nspec["add_dummy_prefix"] or nspec["remove_extra_whitespaces"])
         self._keep_bos_ws = not bool(nspec["remove_extra_whitespaces"])

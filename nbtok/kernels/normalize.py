@@ -253,7 +253,9 @@ def _plain_chars(units, pool, cls):
     4: cp is a follower (of some code point flagged 2); also for ASCII.
     8: the only rule that starts with cp is cp alone, and it writes 1 to 3 bytes, no space
        (fullwidth punctuation, compatibility characters): ``cls[REPLACED_OFF + 4 * cp]`` holds
-       their number, then the bytes.
+       their number, then the bytes;
+    16: cp is *quiet*: flagged 1 or 2 and not a follower, so it is copied as is when the next
+       character is quiet too (``_quiet_block``).
     A code point whose bytes are a prefix of some rule key in any other way is left 0 and takes
     the full step."""
     n_units = units.shape[0]
@@ -297,6 +299,10 @@ def _plain_chars(units, pool, cls):
             cls[PLAIN_OFF + cp] |= 1  # (bit 4 may be set already: cp follows an earlier code point)
         elif consumed == k and _mark_followers(units, pos, cls):
             cls[PLAIN_OFF + cp] |= 2
+    for cp in range(0x80, 0x10000):
+        f = cls[PLAIN_OFF + cp]
+        if (f & 3) != 0 and (f & 4) == 0:
+            cls[PLAIN_OFF + cp] |= 16
 
 
 @kernel
@@ -430,6 +436,36 @@ def _own_rule(cls, cp, out, n):
 
 
 @inline_kernel
+def _quiet(cls, cp):
+    return np.uint64(cls[PLAIN_OFF + cp] & 16)
+
+
+@inline_kernel
+def _quiet_block(text, pos, end, cls):
+    """Bytes that can be copied as is from ``pos``, a whole block or 0: three 2-byte characters
+    (6), or two 3-byte ones (6), each quiet (``_plain_chars`` flag 16) as is the character after
+    them, found from one 8-byte load (and one byte more for 3-byte characters) without a
+    branch per character. Needs ``pos + 9 <= end``."""
+    x = load8(text, pos)
+    m6 = np.uint64(0x3F)
+    if (x & np.uint64(0xC0E0C0E0C0E0C0E0)) == np.uint64(0x80C080C080C080C0):  # four 2-byte characters
+        q = np.uint64(16)
+        for i in range(4):
+            w = x >> np.uint64(16 * i)
+            q &= _quiet(cls, np.int64(((w & np.uint64(0x1F)) << np.uint64(6)) | ((w >> np.uint64(8)) & m6)))
+        return 6 if q != 0 else 0
+    b8 = np.uint64(text[pos + 8])
+    if (x & np.uint64(0xC0F0C0C0F0C0C0F0)) == np.uint64(0x80E08080E08080E0) and (b8 & np.uint64(0xC0)) == np.uint64(0x80):
+        q = np.uint64(16)
+        for i in range(3):
+            w = (x >> np.uint64(24 * i)) | (b8 << np.uint64(16)) if i == 2 else x >> np.uint64(24 * i)
+            cp = ((w & np.uint64(0x0F)) << np.uint64(12)) | (((w >> np.uint64(8)) & m6) << np.uint64(6)) | ((w >> np.uint64(16)) & m6)
+            q &= _quiet(cls, np.int64(cp)) if cp >= np.uint64(0x800) else np.uint64(0)
+        return 6 if q != 0 else 0
+    return 0
+
+
+@inline_kernel
 def _ascii_word(text, pos, end, out, n):
     """Copy the printable ASCII bytes (no space) from ``pos``, up to eight, with one 8-byte load
     and store: returns (pos, n, count). Needs ``pos + 8 <= end`` and ``n + 8 <= out.shape[0]``.
@@ -485,6 +521,14 @@ def plain_run(text, pos, end, cls, no_ud, escape, remove_extra, is_prev_space, o
             continue
         if not (c >= 0xC0 and c < 0xF0 and no_ud and pos + 1 < end):
             break
+        if pos + 9 <= end and n + 8 <= out.shape[0]:
+            k6 = _quiet_block(text, pos, end, cls)
+            if k6 > 0:
+                store8(out, n, load8(text, pos))
+                pos += k6
+                n += k6
+                is_prev_space = False
+                continue
         # a BMP character that no rule starts with (``_plain_chars``) is copied as is
         c1 = np.int64(text[pos + 1])
         if c < 0xE0:

@@ -629,10 +629,16 @@ def viterbi_automaton(norm, n, A, idsc, sc, sp, unk_score, V, best, start_at, no
     words_ok = max_abs >= 0
     sp_state = np.uint64(max(sp, 0))
     sp_unit = au[sp_state]
+    one = np.uint64(1)
+    two = np.uint64(2)
+    three = np.uint64(3)
+    eight = np.uint64(8)
+    low8 = np.uint64(0xFF)
+    low10 = np.uint64(0x3FF)
     s = 0
     seg_end = 0 if (words[0].shape[0] > 0 and words_ok) else n + 1
     while s < n:
-        till = best[s]
+        till = best[np.uint64(s)]
         if till < -reset or till > reset:
             return -1
         if s >= seg_end:
@@ -642,38 +648,42 @@ def viterbi_automaton(norm, n, A, idsc, sc, sp, unk_score, V, best, start_at, no
                                         max_abs):
                 s = seg_end
                 continue
-        mblen = one_char_len(norm[s], n - s)
-        e = s + mblen
-        if mblen == 3 and words_ok and norm[s] == SPACE0 and norm[s + 1] == SPACE1 and norm[s + 2] == SPACE2:
+        # unsigned indices from here: Numba then emits no negative-index wraparound
+        su = np.uint64(s)
+        mblen = np.uint64(one_char_len(norm[su], n - s))
+        eu = su + mblen
+        if mblen == three and words_ok and norm[su] == SPACE0 and norm[su + one] == SPACE1 and norm[su + two] == SPACE2:
             x = sp_state
             u = sp_unit
         else:
-            for p in range(s, e):
+            for p in range(su, eu):
                 x, u = automaton_step(au, x, u, np.uint64(norm[p]))
-        o = outs[x]
-        q = np.int64(o >> 8)
-        k = np.int64(o & 255)
+        o = np.uint64(outs[x])
+        k = o & low8  # the state's records: rec[t:t_end]
+        t = (o >> eight) << one
+        t_end = t + (k << one)
         bv = neg_inf
-        bs = s
-        bid = -1
-        for t in range(q, q + k):
-            r = rec[2 * t]
-            a = e - (r & 1023)
-            cand = best[a] + recf[2 * t + 1]
+        bs = su
+        bid = np.int32(-1)
+        while t < t_end:
+            r = rec[t]
+            a = eu - (np.uint64(r) & low10)
+            cand = best[a] + recf[t + one]
             if cand > bv:
                 bv = cand
                 bs = a
                 bid = r >> 10
-        if k == 0 or (rec[2 * (q + k) - 2] & 1023) != mblen:  # no piece is the character at s
+            t += two
+        if k == np.uint64(0) or (np.uint64(rec[t_end - two]) & low10) != mblen:  # no piece is the character at s
             cand = till + unk_score
             if cand > bv:
                 bv = cand
-                bs = s
-                bid = -1
-        best[e] = bv
-        start_at[e] = bs
-        node_id[e] = bid
-        s = e
+                bs = su
+                bid = np.int32(-1)
+        best[eu] = bv
+        start_at[eu] = bs
+        node_id[eu] = bid
+        s = np.int64(eu)
     return backtrack(norm, n, start_at, node_id, V, syms)
 
 

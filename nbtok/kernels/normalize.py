@@ -164,16 +164,6 @@ def normalize_prefix(text, pos, end, units, pool, root_ok, ud_bc, ud_value):
     return 0, pos, pos + ln, ln
 
 
-@kernel
-def _reserve(out, n, extra):
-    if n + extra <= out.shape[0]:
-        return out
-    cap = max(2 * out.shape[0], n + extra + 16)
-    new = np.empty(cap, np.uint8)
-    new[:n] = out[:n]
-    return new
-
-
 @leaf_kernel
 def _src_byte(kind, text, pool, k):
     if kind == 0:
@@ -183,7 +173,7 @@ def _src_byte(kind, text, pool, k):
     return np.uint8(0xEF) if k == 0 else (np.uint8(0xBF) if k == 1 else np.uint8(0xBD))
 
 
-@leaf_kernel
+@inline_kernel
 def _emit_space(out, n, escape):
     if escape:
         out[n] = SPACE0
@@ -484,15 +474,14 @@ def _ascii_word(text, pos, end, out, n):
     return pos + k, n + k, k
 
 
-@leaf_kernel
+@inline_kernel
 def plain_run(text, pos, end, cls, no_ud, escape, remove_extra, is_prev_space, out, n):
     """The normalizer's fast path: from ``pos``, copy into ``out`` at ``n`` every byte that needs
     no rule lookup (plain ASCII, plain spaces, BMP characters that no rule starts with: see
     ``byte_classes``), up to the first byte that needs the full step or ``end``. ``out`` has
     room for 3 bytes per input byte. Returns (pos, n, is_prev_space).
 
-    A loop of its own, compiled without reference counting: in ``normalize``, whose general step
-    may replace ``out``, each iteration would increment and decrement ``out``'s count.
+    Inlined into ``normalize_into``, which counts no references.
     """
     words = cls[ASCII_WORDS] != 0
     while pos < end:
@@ -566,9 +555,11 @@ def plain_run(text, pos, end, cls, no_ud, escape, remove_extra, is_prev_space, o
     return pos, n, is_prev_space
 
 
-@kernel
-def normalize(text, start, end, units, pool, root_ok, ud_bc, ud_value, flags, cls, out):
-    """Normalize ``text[start:end]`` into ``out`` (grown if needed): returns (out, length)."""
+@leaf_kernel
+def normalize_into(text, start, end, units, pool, root_ok, ud_bc, ud_value, flags, cls, out):
+    """Normalize ``text[start:end]`` into ``out``: the length, or -k where ``out`` holds fewer
+    than the k bytes it needs (the caller gives a larger one and calls again). Without reference
+    counting, a call costs a batch nothing per document but the call itself."""
     add_dummy = flags[0] != 0
     remove_extra = flags[1] != 0
     escape = flags[2] != 0
@@ -576,7 +567,7 @@ def normalize(text, start, end, units, pool, root_ok, ud_bc, ud_value, flags, cl
     n = 0
     pos = start
     if pos >= end:
-        return out, 0
+        return 0
     if remove_extra:
         while pos < end:
             if plain_class(text, pos, end, cls) == 1:
@@ -587,11 +578,11 @@ def normalize(text, start, end, units, pool, root_ok, ud_bc, ud_value, flags, cl
             else:
                 break
     if pos >= end:
-        return out, 0
+        return 0
     # room for the rest of the input at 3 output bytes per input byte (+ dummy prefix/suffix);
-    # only the general step can produce more, and it re-establishes this invariant
+    # only the general step can produce more, and it asks for that room
     if 3 * (end - pos) + 8 > out.shape[0]:
-        out = _reserve(out, 0, 3 * (end - pos) + 8)
+        return -(3 * (end - pos) + 8)
     if add_dummy and not ws_suffix:
         n = _emit_space(out, n, escape)
     is_prev_space = remove_extra
@@ -619,7 +610,7 @@ def normalize(text, start, end, units, pool, root_ok, ud_bc, ud_value, flags, cl
         if a < b:
             need = n + 3 * (b - a) + 3 * (end - pos - consumed) + 8
             if need > out.shape[0]:
-                out = _reserve(out, n, need - n)
+                return -need
             for q in range(a, b):
                 ch = _src_byte(kind, text, pool, q)
                 if escape and ch == 0x20:
@@ -640,15 +631,20 @@ def normalize(text, start, end, units, pool, root_ok, ud_bc, ud_value, flags, cl
                 n -= 1
     if add_dummy and ws_suffix:
         if n + 3 > out.shape[0]:
-            out = _reserve(out, n, 3)
+            return -(n + 3)
         n = _emit_space(out, n, escape)
+    return n
+
+
+@kernel
+def normalize(text, start, end, units, pool, root_ok, ud_bc, ud_value, flags, cls, out):
+    """Normalize ``text[start:end]`` into ``out`` (replaced by a larger one if needed): returns
+    (out, length)."""
+    n = normalize_into(text, start, end, units, pool, root_ok, ud_bc, ud_value, flags, cls, out)
+    while n < 0:
+        out = np.empty(max(2 * out.shape[0], -n + 16), np.uint8)
+        n = normalize_into(text, start, end, units, pool, root_ok, ud_bc, ud_value, flags, cls, out)
     return out, n
-
-
-# ``normalize`` inlined into a batch loop: a call of ``normalize`` increments and decrements
-# the reference count of each of its eight arrays, an atomic operation on counts that every
-# thread shares (7% of a Unigram batch of short lines, one thread or two)
-normalize_inlined = inline_kernel(normalize.py_func)
 
 
 def decode_charsmap(blob):

@@ -24,7 +24,7 @@ from .._jit import batch_kernel, inline_kernel, kernel, leaf_kernel
 from .bpe import LONG_PIECE, LOW32, bpe_merge, filtered_table_pairs, merge_piece
 from .bpe import new_scratch as bpe_new_scratch
 from .hashmap import mix64
-from .normalize import SPACE0, SPACE1, SPACE2, normalize, normalize_inlined, one_char_len, utf8_char_len
+from .normalize import SPACE0, SPACE1, SPACE2, normalize, normalize_into, one_char_len, utf8_char_len
 from .ragged import worker_bytes
 from .runqueue import runqueue_over
 from .trie import exact_match, longest_prefix
@@ -932,13 +932,15 @@ def encode_batch_words(buf, offsets, out_offsets, N, P, F, bounds, n_workers, ou
             o = out_offsets[bounds[c]]
             hi = out_offsets[bounds[c + 1]]
             for d in range(bounds[c], bounds[c + 1]):
-                normbuf, n = normalize_inlined(buf, offsets[d], offsets[d + 1], units, pool, root_ok, ud_bc,
-                                               ud_value, flags, cls, S[0])
-                if normbuf.shape[0] != S[0].shape[0] or S[1].shape[0] < n + 16:
-                    S = _fit_words(S, normbuf, n)  # rarely: rebuilding the tuple costs its counts
-                m, a, need = words_loop(P, normbuf, 0, n, S, tab, filled, S[1], 0)
+                n = normalize_into(buf, offsets[d], offsets[d + 1], units, pool, root_ok, ud_bc, ud_value, flags,
+                                   cls, S[0])
+                if n < 0 or S[1].shape[0] < n + 16:  # rarely: rebuilding the tuple costs its counts
+                    normbuf, n = normalize(buf, offsets[d], offsets[d + 1], units, pool, root_ok, ud_bc, ud_value,
+                                           flags, cls, S[0])
+                    S = _fit_words(S, normbuf, n)
+                m, a, need = words_loop(P, S[0], 0, n, S, tab, filled, S[1], 0)
                 if a < n:  # a unit longer than the merge scratch (rare)
-                    m = words_rest(P, normbuf, n, S, tab, filled, m, a, need)
+                    m = words_rest(P, S[0], n, S, tab, filled, m, a, need)
                 syms = S[1]
                 if hi - o >= 4 * m + 2:
                     k = finish_ids(syms, m, Vf, unk_id, byte_fallback, byte_ids, bos, eos, out, o) - o

@@ -28,7 +28,7 @@ from numba import prange
 from .._jit import batch_kernel, inline_kernel, kernel, leaf_kernel
 from .aho_corasick import automaton_step
 from .hashmap import pack_word
-from .normalize import SPACE0, SPACE1, SPACE2, normalize, normalize_inlined, one_char_len, utf8_char_len
+from .normalize import SPACE0, SPACE1, SPACE2, normalize, normalize_into, one_char_len, utf8_char_len
 from .swar import load8, lowest_bit
 from .trie import BASE_SHIFT, LABEL_MASK, LEAF, unit_child
 
@@ -805,19 +805,20 @@ def encode_batch(buf, offsets, out_offsets, N, M, F, A, bounds, n_workers, out, 
             o = out_offsets[bounds[c]]
             hi = out_offsets[bounds[c + 1]]
             for d in range(bounds[c], bounds[c + 1]):
-                normed, n = normalize_inlined(buf, offsets[d], offsets[d + 1], units, pool, root_ok, ud_bc, ud_value,
-                                              flags, cls, normbuf)
-                if normed.shape[0] != normbuf.shape[0]:  # the normalizer grew its buffer
-                    normbuf = normed
+                n = normalize_into(buf, offsets[d], offsets[d + 1], units, pool, root_ok, ud_bc, ud_value, flags, cls,
+                                   normbuf)
+                if n < 0:  # (a buffer too small: the only place where the loop counts references)
+                    normbuf, n = normalize(buf, offsets[d], offsets[d + 1], units, pool, root_ok, ud_bc, ud_value,
+                                           flags, cls, normbuf)
                 if best.shape[0] < n + 1:  # (not ``_fit`` per document: rebuilding a tuple costs its counts)
                     best, start_at, node_id, syms = _lattice_arrays(max(n + 1, 2 * best.shape[0]))
                 cache = words if words_wanted(words[0], n) else no_words
                 m = -1
-                if use_automaton and not mostly_han(normed, n):
-                    m = viterbi_automaton(normed, n, automaton, idsc, sc, sp, unk_score, V, best, start_at, node_id,
+                if use_automaton and not mostly_han(normbuf, n):
+                    m = viterbi_automaton(normbuf, n, automaton, idsc, sc, sp, unk_score, V, best, start_at, node_id,
                                           syms, cache, max_abs, lat)
                 if m < 0:
-                    m = viterbi_words(normed, n, lat, idsc, sc, sp, unk_score, V, best, start_at, node_id, syms,
+                    m = viterbi_words(normbuf, n, lat, idsc, sc, sp, unk_score, V, best, start_at, node_id, syms,
                                       cache, max_abs)
                 if hi - o >= 4 * m + 2:  # place_ids' first case, without a call per document
                     k = finish_ids(syms, m, Vf, unk_id, byte_fallback, byte_ids, bos, eos, out, o) - o

@@ -176,11 +176,11 @@ def _src_byte(kind, text, pool, k):
 @inline_kernel
 def _emit_space(out, n, escape):
     if escape:
-        out[n] = SPACE0
-        out[n + 1] = SPACE1
-        out[n + 2] = SPACE2
+        out[np.uint64(n)] = SPACE0
+        out[np.uint64(n + 1)] = SPACE1
+        out[np.uint64(n + 2)] = SPACE2
         return n + 3
-    out[n] = 0x20
+    out[np.uint64(n)] = 0x20
     return n + 1
 
 
@@ -371,13 +371,13 @@ def _mark_followers(units, base, cls):
 def plain_class(text, pos, end, cls):
     """The fast-path class of the byte at ``pos`` (``byte_classes``): 1 = copied as is, 2 = a
     plain space, 0 = full step."""
-    c = text[pos]
-    k = cls[c]
+    c = text[np.uint64(pos)]
+    k = cls[np.uint64(c)]
     if k < 3:
         return k
     if pos + 1 < end:
-        c2 = text[pos + 1]
-        plain = (k == 3 and c2 < 0x80) or cls[256 + 256 * np.int64(c) + c2] == 1
+        c2 = text[np.uint64(pos + 1)]
+        plain = (k == 3 and c2 < 0x80) or cls[np.uint64(256 + 256 * np.int64(c) + c2)] == 1
     else:
         plain = k == 3
     if not plain:
@@ -387,7 +387,7 @@ def plain_class(text, pos, end, cls):
 
 @inline_kernel
 def _copied_as_is(flags, text, q, end, cls):
-    """Whether a BMP character with ``_plain_chars`` flags ``flags``, followed by ``text[q:end]``,
+    """Whether a BMP character with ``_plain_chars`` flags ``flags``, followed by ``text[np.uint64(q:end)]``,
     is copied as is: no rule starts with it, or only rules that continue with a follower and
     the character at q is none."""
     if flags & 1:
@@ -396,32 +396,32 @@ def _copied_as_is(flags, text, q, end, cls):
         return False
     if q >= end:
         return True
-    b0 = np.int64(text[q])
+    b0 = np.int64(text[np.uint64(q)])
     if b0 < 0x80:
-        return not cls[PLAIN_OFF + b0] & 4
+        return not cls[np.uint64(PLAIN_OFF + b0)] & 4
     if b0 < 0xC2 or b0 >= 0xF0 or q + 1 >= end:
         return False
-    b1 = np.int64(text[q + 1])
+    b1 = np.int64(text[np.uint64(q + 1)])
     if (b1 & 0xC0) != 0x80:
         return False
     if b0 < 0xE0:
-        return not cls[PLAIN_OFF + (((b0 & 0x1F) << 6) | (b1 & 0x3F))] & 4
+        return not cls[np.uint64(PLAIN_OFF + (((b0 & 0x1F) << 6) | (b1 & 0x3F)))] & 4
     if q + 2 >= end:
         return False
-    b2 = np.int64(text[q + 2])
+    b2 = np.int64(text[np.uint64(q + 2)])
     cp = ((b0 & 0x0F) << 12) | ((b1 & 0x3F) << 6) | (b2 & 0x3F)
     if (b2 & 0xC0) != 0x80 or cp < 0x800:
         return False
-    return not cls[PLAIN_OFF + cp] & 4
+    return not cls[np.uint64(PLAIN_OFF + cp)] & 4
 
 
 @leaf_kernel
 def _own_rule(cls, cp, out, n):
-    """Write the bytes of cp's own rule (flag 8 of ``_plain_chars``) at ``out[n]``: the new n."""
+    """Write the bytes of cp's own rule (flag 8 of ``_plain_chars``) at ``out[np.uint64(n)]``: the new n."""
     r = REPLACED_OFF + 4 * cp
-    k = np.int64(cls[r])
+    k = np.int64(cls[np.uint64(r)])
     for j in range(k):
-        out[n + j] = cls[r + 1 + j]
+        out[np.uint64(n + j)] = cls[np.uint64(r + 1 + j)]
     return n + k
 
 
@@ -444,7 +444,7 @@ def _quiet_block(text, pos, end, cls):
             w = x >> np.uint64(16 * i)
             q &= _quiet(cls, np.int64(((w & np.uint64(0x1F)) << np.uint64(6)) | ((w >> np.uint64(8)) & m6)))
         return 6 if q != 0 else 0
-    b8 = np.uint64(text[pos + 8])
+    b8 = np.uint64(text[np.uint64(pos + 8)])
     if (x & np.uint64(0xC0F0C0C0F0C0C0F0)) == np.uint64(0x80E08080E08080E0) and (b8 & np.uint64(0xC0)) == np.uint64(0x80):
         q = np.uint64(16)
         for i in range(3):
@@ -467,7 +467,7 @@ def _ascii_word(text, pos, end, out, n):
     x = load8(text, pos)
     stop = (x | ((x - _BANGS) & ~x) | (x + _ONES)) & _HIGHS
     k = np.int64(lowest_bit(stop) >> np.uint64(3)) if stop != 0 else 8
-    if pos + k < end and text[pos + k] >= 0x80:
+    if pos + k < end and text[np.uint64(pos + k)] >= 0x80:
         k -= 1
     if k > 0:
         store8(out, n, x)
@@ -485,19 +485,19 @@ def plain_run(text, pos, end, cls, no_ud, escape, remove_extra, is_prev_space, o
     """
     words = cls[ASCII_WORDS] != 0
     while pos < end:
-        c = text[pos]
+        c = text[np.uint64(pos)]
         if words and c > 0x20 and c < 0x7F and pos + 8 <= end and n + 8 <= out.shape[0]:
             pos, n, k8 = _ascii_word(text, pos, end, out, n)
             if k8 > 0:
                 is_prev_space = False
-                if pos < end and text[pos] == 0x20:  # the space after a word, the common case
+                if pos < end and text[np.uint64(pos)] == 0x20:  # the space after a word, the common case
                     n = _emit_space(out, n, escape)
                     is_prev_space = remove_extra
                     pos += 1
                 continue
         k = plain_class(text, pos, end, cls)
         if k == 1:
-            out[n] = c
+            out[np.uint64(n)] = c
             n += 1
             pos += 1
             is_prev_space = False
@@ -519,36 +519,36 @@ def plain_run(text, pos, end, cls, no_ud, escape, remove_extra, is_prev_space, o
                 is_prev_space = False
                 continue
         # a BMP character that no rule starts with (``_plain_chars``) is copied as is
-        c1 = np.int64(text[pos + 1])
+        c1 = np.int64(text[np.uint64(pos + 1)])
         if c < 0xE0:
             cp = ((np.int64(c) & 0x1F) << 6) | (c1 & 0x3F)
-            if not ((c1 & 0xC0) == 0x80 and c >= 0xC2 and _copied_as_is(cls[PLAIN_OFF + cp], text, pos + 2, end, cls)):
-                if not ((c1 & 0xC0) == 0x80 and c >= 0xC2 and cls[PLAIN_OFF + cp] & 8):
+            if not ((c1 & 0xC0) == 0x80 and c >= 0xC2 and _copied_as_is(cls[np.uint64(PLAIN_OFF + cp)], text, pos + 2, end, cls)):
+                if not ((c1 & 0xC0) == 0x80 and c >= 0xC2 and cls[np.uint64(PLAIN_OFF + cp)] & 8):
                     break
                 n = _own_rule(cls, cp, out, n)
                 pos += 2
                 is_prev_space = False
                 continue
-            out[n] = c
-            out[n + 1] = c1
+            out[np.uint64(n)] = c
+            out[np.uint64(n + 1)] = c1
             n += 2
             pos += 2
         else:
             if pos + 2 >= end:
                 break
-            c2 = np.int64(text[pos + 2])
+            c2 = np.int64(text[np.uint64(pos + 2)])
             cp = ((np.int64(c) & 0x0F) << 12) | ((c1 & 0x3F) << 6) | (c2 & 0x3F)
             valid = (c1 & 0xC0) == 0x80 and (c2 & 0xC0) == 0x80 and cp >= 0x800
-            if not (valid and _copied_as_is(cls[PLAIN_OFF + cp], text, pos + 3, end, cls)):
-                if not (valid and cls[PLAIN_OFF + cp] & 8):
+            if not (valid and _copied_as_is(cls[np.uint64(PLAIN_OFF + cp)], text, pos + 3, end, cls)):
+                if not (valid and cls[np.uint64(PLAIN_OFF + cp)] & 8):
                     break
                 n = _own_rule(cls, cp, out, n)
                 pos += 3
                 is_prev_space = False
                 continue
-            out[n] = c
-            out[n + 1] = c1
-            out[n + 2] = c2
+            out[np.uint64(n)] = c
+            out[np.uint64(n + 1)] = c1
+            out[np.uint64(n + 2)] = c2
             n += 3
             pos += 3
         is_prev_space = False

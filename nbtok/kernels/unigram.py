@@ -114,24 +114,24 @@ def finish_ids(syms, m, V, unk_id, byte_fallback, byte_ids, bos, eos, out, o):
     ``out`` must have room for bos + eos + 4 * m ids. ``bos`` / ``eos`` < 0: not added.
     """
     if bos >= 0:
-        out[o] = bos
+        out[np.uint64(o)] = bos
         o += 1
     prev_unk = False
     for t in range(m):
-        s = syms[t]
+        s = syms[np.uint64(t)]
         if s < V:
-            out[o] = s
+            out[np.uint64(o)] = s
             o += 1
             prev_unk = False
         elif byte_fallback:
             o = _emit_symbol_bytes(s, V, byte_ids, out, o)
         else:
             if not prev_unk:
-                out[o] = unk_id
+                out[np.uint64(o)] = unk_id
                 o += 1
             prev_unk = True
     if eos >= 0:
-        out[o] = eos
+        out[np.uint64(o)] = eos
         o += 1
     return o
 
@@ -290,11 +290,11 @@ def next_space(norm, p, n):
         j = p + np.int64(lowest_bit(t) >> np.uint64(3))
         if j + 2 >= n:
             return n
-        if norm[j + 1] == SPACE1 and norm[j + 2] == SPACE2:
+        if norm[np.uint64(j + 1)] == SPACE1 and norm[np.uint64(j + 2)] == SPACE2:
             return j
         p = j + 1
     while p + 2 < n:
-        if norm[p] == SPACE0 and norm[p + 1] == SPACE1 and norm[p + 2] == SPACE2:
+        if norm[np.uint64(p)] == SPACE0 and norm[np.uint64(p + 1)] == SPACE1 and norm[np.uint64(p + 2)] == SPACE2:
             return p
         p += 1
     return n
@@ -306,9 +306,9 @@ def cached_word(norm, a, b, units, idsc, sc, unk_score, best, start_at, node_id,
     the word is met, fill its lattice and cache it. False: the word must go through the lattice."""
     w32, w64, wf = words
     count = w32.shape[0] - WORD_COUNTS  # (``words_wanted``)
-    w32[count] += 1
+    w32[np.uint64(count)] += 1
     L = b - a
-    X = best[a]
+    X = best[np.uint64(a)]
     if L > WORD_MAX or abs(np.float64(X)) + L * max_abs >= WORD_SCORE_LIMIT:
         return False
     k0 = pack_word(norm, a, min(b, a + 8))
@@ -321,29 +321,29 @@ def cached_word(norm, a, b, units, idsc, sc, unk_score, best, start_at, node_id,
     h *= np.uint64(0x94D049BB133111EB)
     r = np.int64((h >> np.uint64(32)) & np.uint64(slots - 1)) * WORD_REC
     q = r >> 1  # the slot's key in int64 units
-    x = w64[q]
-    if not ((x & 63) == L and ((x ^ k0) & ~META) == 0 and w64[q + 1] == k1):
-        w64[q] = (k0 & ~META) | L | (SEEN_ONCE << 6)
-        w64[q + 1] = k1
+    x = w64[np.uint64(q)]
+    if not ((x & 63) == L and ((x ^ k0) & ~META) == 0 and w64[np.uint64(q + 1)] == k1):
+        w64[np.uint64(q)] = (k0 & ~META) | L | (SEEN_ONCE << 6)
+        w64[np.uint64(q + 1)] = k1
         return False
     pieces = (x >> 6) & 63
     if pieces == SEEN_ONCE:
         lattice_word(norm, a, b, units, idsc, sc, unk_score, best, start_at, node_id, words, r, max_abs)
-        w32[count + 2] += 1
+        w32[np.uint64(count + 2)] += 1
         return True
-    if pieces == NO_REPLAY or np.float64(wf[r + 4]) <= L * ROUNDING * (abs(np.float64(X)) + 2 * L * max_abs):
+    if pieces == NO_REPLAY or np.float64(wf[np.uint64(r + 4)]) <= L * ROUNDING * (abs(np.float64(X)) + 2 * L * max_abs):
         return False
     e = a
     for t in range(pieces):
-        v = w32[r + 5 + t]
+        v = w32[np.uint64(r + 5 + t)]
         node = v >> 6
         s = e
         e += v & 63
-        X = X + (sc[2 * node + 1] if node >= 0 else unk_score)
-        best[e] = X
-        start_at[e] = s
-        node_id[e] = idsc[2 * node] if node >= 0 else -1
-    w32[count + 1] += 1
+        X = X + (sc[np.uint64(2 * node + 1)] if node >= 0 else unk_score)
+        best[np.uint64(e)] = X
+        start_at[np.uint64(e)] = s
+        node_id[np.uint64(e)] = idsc[np.uint64(2 * node)] if node >= 0 else -1
+    w32[np.uint64(count + 1)] += 1
     return True
 
 
@@ -405,29 +405,29 @@ def lattice_word(norm, a, b, units, idsc, sc, unk_score, best, start_at, node_id
     t0 = w32.shape[0] - WORD_TAIL
     row = WORD_MAX + 8
     for k in range(L + 1):
-        fw[t0 + k] = -np.inf  # the best of the other candidates
+        fw[np.uint64(t0 + k)] = -np.inf  # the best of the other candidates
         if k > 0:
-            best[a + k] = -np.inf  # (``viterbi_automaton`` leaves them unset)
+            best[np.uint64(a + k)] = -np.inf  # (``viterbi_automaton`` leaves them unset)
     shift = np.uint64(BASE_SHIFT)
     label = np.uint64(LABEL_MASK)
     leaf = np.uint64(LEAF)
     s = a
     while s < b:
-        till = best[s]
-        mblen = one_char_len(norm[s], b - s)
+        till = best[np.uint64(s)]
+        mblen = one_char_len(norm[np.uint64(s)], b - s)
         single = False
-        u = units[0]
+        u = units[np.uint64(0)]
         e = s
         while e < b:
-            c = np.uint64(norm[e])
+            c = np.uint64(norm[np.uint64(e)])
             node = (np.uint64(u) >> shift) + c
-            u = units[node]
+            u = units[np.uint64(node)]
             if (np.uint64(u) & label) != c:
                 break
             e += 1
             if np.uint64(u) & leaf:
-                _propose(best, start_at, node_id, fw, w32, t0, row, e, e - a, sc[2 * node + 1] + till, s,
-                         np.int32(node), idsc[2 * node])
+                _propose(best, start_at, node_id, fw, w32, t0, row, e, e - a, sc[np.uint64(2 * node + 1)] + till, s,
+                         np.int32(node), idsc[np.uint64(2 * node)])
                 if e == s + mblen:
                     single = True
         if not single:
@@ -435,37 +435,37 @@ def lattice_word(norm, a, b, units, idsc, sc, unk_score, best, start_at, node_id
         s += mblen
     margin = np.inf
     for k in range(1, L + 1):
-        if best[a + k] > -np.inf:
-            margin = min(margin, np.float64(best[a + k]) - np.float64(fw[t0 + k]))
-    margin -= L * ROUNDING * (abs(np.float64(best[a])) + 2 * L * max_abs)
+        if best[np.uint64(a + k)] > -np.inf:
+            margin = min(margin, np.float64(best[np.uint64(a + k)]) - np.float64(fw[np.uint64(t0 + k)]))
+    margin -= L * ROUNDING * (abs(np.float64(best[np.uint64(a)])) + 2 * L * max_abs)
     pieces = 0
     e = b
     while e > a:
         pieces += 1
-        e = start_at[e]
+        e = start_at[np.uint64(e)]
     if pieces > WORD_PATH or not margin > 0:
-        w32[r] = (w32[r] & ~META) | L | (NO_REPLAY << 6)
+        w32[np.uint64(r)] = (w32[np.uint64(r)] & ~META) | L | (NO_REPLAY << 6)
         return
-    w32[r] = (w32[r] & ~META) | L | (pieces << 6)
-    fw[r + 4] = np.float32(margin)
+    w32[np.uint64(r)] = (w32[np.uint64(r)] & ~META) | L | (pieces << 6)
+    fw[np.uint64(r + 4)] = np.float32(margin)
     e = b
     for t in range(pieces - 1, -1, -1):
-        st = start_at[e]
-        w32[r + 5 + t] = (w32[t0 + row + e - a] << 6) | (e - st)
+        st = start_at[np.uint64(e)]
+        w32[np.uint64(r + 5 + t)] = (w32[np.uint64(t0 + row + e - a)] << 6) | (e - st)
         e = st
 
 
 @inline_kernel
 def _propose(best, start_at, node_id, fw, w32, t0, row, e, k, cand, s, node, piece):
     """``lattice_word``'s update of position e (k in the word) with a candidate from s."""
-    if cand > best[e]:
-        fw[t0 + k] = best[e]
-        best[e] = cand
-        start_at[e] = s
-        node_id[e] = piece
-        w32[t0 + row + k] = node
-    elif cand > fw[t0 + k]:
-        fw[t0 + k] = cand
+    if cand > best[np.uint64(e)]:
+        fw[np.uint64(t0 + k)] = best[np.uint64(e)]
+        best[np.uint64(e)] = cand
+        start_at[np.uint64(e)] = s
+        node_id[np.uint64(e)] = piece
+        w32[np.uint64(t0 + row + k)] = node
+    elif cand > fw[np.uint64(t0 + k)]:
+        fw[np.uint64(t0 + k)] = cand
 
 
 @leaf_kernel
@@ -590,18 +590,18 @@ def backtrack(norm, n, start_at, node_id, V, syms):
     m = 0
     e = n
     while e > 0:
-        s = start_at[e]
-        v = node_id[e]
+        s = start_at[np.uint64(e)]
+        v = node_id[np.uint64(e)]
         if v < 0:
-            syms[m] = char_symbol(norm, s, e - s, V)
+            syms[np.uint64(m)] = char_symbol(norm, s, e - s, V)
         else:
-            syms[m] = v
+            syms[np.uint64(m)] = v
         m += 1
         e = s
     for i in range(m // 2):
-        t = syms[i]
-        syms[i] = syms[m - 1 - i]
-        syms[m - 1 - i] = t
+        t = syms[np.uint64(i)]
+        syms[np.uint64(i)] = syms[np.uint64(m - 1 - i)]
+        syms[np.uint64(m - 1 - i)] = t
     return m
 
 

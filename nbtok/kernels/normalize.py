@@ -8,7 +8,8 @@ NUL-terminated replacement strings in the pool. It is used as is (``units`` uint
     has_leaf = (u >> 8) & 1      value = u & 0x7FFFFFFF
     label    = u & 0x800000FF    offset = (u >> 10) << ((u & 0x200) >> 6)
 
-``normalize`` reproduces ``Normalizer::Normalize``: at each position a user-defined symbol
+``normalize_into`` (``normalize``: the same, growing its buffer) reproduces
+``Normalizer::Normalize``: at each position a user-defined symbol
 (longest match) is copied unchanged; otherwise the longest charsmap rule applies; otherwise
 one valid UTF-8 character is copied, or one invalid byte becomes U+FFFD. Then
 ``remove_extra_whitespaces`` (leading / repeated / trailing spaces), ``escape_whitespaces``
@@ -17,8 +18,9 @@ one valid UTF-8 character is copied, or one invalid byte becomes U+FFFD. Then
 charsmap cannot make the kernel read out of bounds.
 
 ``flags`` (int64[4]): add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces,
-treat_whitespace_as_suffix. ``cls`` (``byte_classes``) lets plain ASCII and plain spaces skip
-the rule lookup; every other byte takes the full step.
+treat_whitespace_as_suffix. ``cls`` (``byte_classes``) lets plain ASCII, plain spaces and the
+BMP characters whose rules are known ahead (``_plain_chars``) skip the rule lookup; every other
+byte takes the full step.
 """
 import numpy as np
 
@@ -387,7 +389,7 @@ def plain_class(text, pos, end, cls):
 
 @inline_kernel
 def _copied_as_is(flags, text, q, end, cls):
-    """Whether a BMP character with ``_plain_chars`` flags ``flags``, followed by ``text[np.uint64(q:end)]``,
+    """Whether a BMP character with ``_plain_chars`` flags ``flags``, followed by ``text[q:end]``,
     is copied as is: no rule starts with it, or only rules that continue with a follower and
     the character at q is none."""
     if flags & 1:
@@ -417,7 +419,7 @@ def _copied_as_is(flags, text, q, end, cls):
 
 @leaf_kernel
 def _own_rule(cls, cp, out, n):
-    """Write the bytes of cp's own rule (flag 8 of ``_plain_chars``) at ``out[np.uint64(n)]``: the new n."""
+    """Write the bytes of cp's own rule (flag 8 of ``_plain_chars``) at ``out[n]``: the new n."""
     r = REPLACED_OFF + 4 * cp
     k = np.int64(cls[np.uint64(r)])
     for j in range(k):

@@ -16,8 +16,12 @@ Symbols handed to ``finish_ids`` use one convention shared with SentencePiece BP
 ``finish_ids`` then applies byte fallback (one ``<0xXX>`` id per UTF-8 byte) or merges runs
 of unknowns into one unk id, and adds bos / eos.
 
-A batch worker also caches the best path of each word (U+2581 to the next U+2581) and replays
-it where that provably gives the same lattice values (``viterbi_words``, "word cache" below).
+A batch reads the lattice through the trie's Aho-Corasick automaton instead
+(``viterbi_automaton``, ``kernels.aho_corasick``): each byte once, each position's candidates
+in the order the walk proposes them, so the lattice holds the same values; it hands documents
+where sentencepiece rebases, and CJK text, to the walk. A batch worker also caches the best path
+of each word (U+2581 to the next U+2581) and replays it where that provably gives the same
+lattice values ("word cache" below), while the cache pays for itself (``words_wanted``).
 
 Also here: forward-filtering backward-sampling (``nbest_size < 0`` sampling) and n-best
 (``NBestEncode``) over the same lattice, for ``sample_encode`` / ``nbest_encode``.

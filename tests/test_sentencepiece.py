@@ -182,6 +182,29 @@ def test_hypothesis_parity(spm_models, name):
     check()
 
 
+# characters the normalizer's fast paths tell apart: Cyrillic letters and kana (rules start with
+# them, continued by a combining mark), those marks, fullwidth punctuation (a rule of its own),
+# CJK ideographs, Greek, spaces; in runs long enough for the six-byte blocks
+FAST_PATH_TEXTS = st.text(alphabet=st.sampled_from(
+    list("абвгдеийклмнопрстуёЙ") + list("かがきぎくぐはばぱ") + ["\u0301", "\u0306", "\u0308", "\u3099", "\u309a"]
+    + list("，；：！（）") + list("日本語中文") + list("αβγδ") + [" ", "a", "b", "\u3000", "1"]), max_size=80)
+
+
+@pytest.mark.parametrize("name", ["uni_nmt", "uni_bf_nfkc", "uni_cf_raw", "bpe_suffix_symbols", "uni_32k"])
+def test_normalizer_fast_paths_hypothesis(spm_models, name):
+    tok, sp = load_pair(spm_models[name])
+
+    @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.lists(FAST_PATH_TEXTS, min_size=1, max_size=4))
+    def check(texts):
+        ref = sp.encode(texts)
+        assert [tok.encode(t).tolist() for t in texts] == ref
+        ids, offsets = tok.encode_batch_ragged(texts)
+        assert [ids[offsets[i]:offsets[i + 1]].tolist() for i in range(len(texts))] == ref
+
+    check()
+
+
 def ascii_word_cases():
     """Runs of printable ASCII of every length around the normalizer's 8-byte step, ended by a
     space, the text's end, a control byte, DEL or a non-ASCII character, and letters that start

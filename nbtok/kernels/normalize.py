@@ -301,6 +301,8 @@ def _plain_chars(units, pool, cls):
 def _single_rule(units, pool, base, cp, cls):
     """Flag 8 (``_plain_chars``) on cp, whose own rule's node has its children at ``base``, if
     that rule is the only one starting with cp and writes 1 to 3 bytes, no space."""
+    if base < 0 or base >= units.shape[0]:
+        return  # (a corrupt charsmap: its reads stay in bounds)
     for c in range(1, 256):
         if _child(units, base, c) >= 0:
             return

@@ -522,39 +522,33 @@ def plain_run(text, pos, end, cls, no_ud, escape, remove_extra, is_prev_space, o
                 n += k6
                 is_prev_space = False
                 continue
-        # a BMP character that no rule starts with (``_plain_chars``) is copied as is
+        # a BMP character that no rule starts with (``_plain_chars``) is copied as is, one whose
+        # only rule is itself is replaced
         c1 = np.int64(text[np.uint64(pos + 1)])
+        c2 = np.int64(0)
         if c < 0xE0:
+            ln = 2
             cp = ((np.int64(c) & 0x1F) << 6) | (c1 & 0x3F)
-            if not ((c1 & 0xC0) == 0x80 and c >= 0xC2 and _copied_as_is(cls[np.uint64(PLAIN_OFF + cp)], text, pos + 2, end, cls)):
-                if not ((c1 & 0xC0) == 0x80 and c >= 0xC2 and cls[np.uint64(PLAIN_OFF + cp)] & 8):
-                    break
-                n = _own_rule(cls, cp, out, n)
-                pos += 2
-                is_prev_space = False
-                continue
-            out[np.uint64(n)] = c
-            out[np.uint64(n + 1)] = c1
-            n += 2
-            pos += 2
+            valid = (c1 & 0xC0) == 0x80 and c >= 0xC2
         else:
             if pos + 2 >= end:
                 break
+            ln = 3
             c2 = np.int64(text[np.uint64(pos + 2)])
             cp = ((np.int64(c) & 0x0F) << 12) | ((c1 & 0x3F) << 6) | (c2 & 0x3F)
             valid = (c1 & 0xC0) == 0x80 and (c2 & 0xC0) == 0x80 and cp >= 0x800
-            if not (valid and _copied_as_is(cls[np.uint64(PLAIN_OFF + cp)], text, pos + 3, end, cls)):
-                if not (valid and cls[np.uint64(PLAIN_OFF + cp)] & 8):
-                    break
-                n = _own_rule(cls, cp, out, n)
-                pos += 3
-                is_prev_space = False
-                continue
+        flags = cls[np.uint64(PLAIN_OFF + cp)]
+        if valid and _copied_as_is(flags, text, pos + ln, end, cls):
             out[np.uint64(n)] = c
             out[np.uint64(n + 1)] = c1
-            out[np.uint64(n + 2)] = c2
-            n += 3
-            pos += 3
+            if ln == 3:
+                out[np.uint64(n + 2)] = c2
+            n += ln
+        elif valid and flags & 8:
+            n = _own_rule(cls, cp, out, n)
+        else:
+            break
+        pos += ln
         is_prev_space = False
     return pos, n, is_prev_space
 

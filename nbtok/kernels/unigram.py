@@ -397,6 +397,16 @@ def mostly_han(norm, n):
     return 2 * han > chars
 
 
+@inline_kernel
+def _segment(norm, s, n, units, idsc, sc, unk_score, best, start_at, node_id, words, max_abs):
+    """At the start s of a segment (from one U+2581 to the next; the first may start with none):
+    (whether the word cache filled its lattice, where the segment ends)."""
+    at_space = s + 3 <= n and norm[s] == SPACE0 and norm[s + 1] == SPACE1 and norm[s + 2] == SPACE2
+    seg_end = next_space(norm, s + 1, n)
+    return (at_space and cached_word(norm, s, seg_end, units, idsc, sc, unk_score, best, start_at, node_id, words,
+                                     max_abs)), seg_end
+
+
 @leaf_kernel
 def lattice_word(norm, a, b, units, idsc, sc, unk_score, best, start_at, node_id, words, r, max_abs):
     """The lattice of the word ``norm[a:b]`` filled in context from ``best[a]``, as the main loop
@@ -527,10 +537,9 @@ def viterbi_words(norm, n, units, idsc, sc, sp, unk_score, V, best, start_at, no
     seg_end = 0 if (words[0].shape[0] > 0 and max_abs >= 0) else n + 1
     while s < n:
         if s >= seg_end:
-            at_space = s + 3 <= n and norm[s] == SPACE0 and norm[s + 1] == SPACE1 and norm[s + 2] == SPACE2
-            seg_end = next_space(norm, s + 1, n)
-            if at_space and cached_word(norm, s, seg_end, units, idsc, sc, unk_score, best, start_at, node_id, words,
-                                        max_abs):
+            replayed, seg_end = _segment(norm, s, n, units, idsc, sc, unk_score, best, start_at, node_id, words,
+                                         max_abs)
+            if replayed:
                 s = seg_end
                 frontier = max(frontier, s)
                 continue
@@ -646,10 +655,9 @@ def viterbi_automaton(norm, n, A, idsc, sc, sp, unk_score, V, best, start_at, no
         if till < -reset or till > reset:
             return -1
         if s >= seg_end:
-            at_space = s + 3 <= n and norm[s] == SPACE0 and norm[s + 1] == SPACE1 and norm[s + 2] == SPACE2
-            seg_end = next_space(norm, s + 1, n)
-            if at_space and cached_word(norm, s, seg_end, units, idsc, sc, unk_score, best, start_at, node_id, words,
-                                        max_abs):
+            replayed, seg_end = _segment(norm, s, n, units, idsc, sc, unk_score, best, start_at, node_id, words,
+                                         max_abs)
+            if replayed:
                 s = seg_end
                 continue
         # unsigned indices from here: Numba then emits no negative-index wraparound

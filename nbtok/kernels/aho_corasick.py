@@ -16,9 +16,10 @@ States are the trie's own cells (``kernels.trie``: labelled units, the root at 0
     rec   int32[2 * R]  piece id << 10 | length in bytes, float32 score bits (``idsc``'s)
 
 Records are only valid on text where pieces start at character starts: the caller uses the
-automaton when the pieces and the normalized text are valid UTF-8 (``unigram.lattice_utf8_ok``). ``build_automaton`` returns empty arrays when a limit below does not hold (a piece
-of 1024 bytes or more, more than 255 pieces ending at one state, ids of 2**21 or more, 2**23
-records or more, units wider than 32 bits); the Viterbi then takes the walk.
+automaton when the pieces and the normalized text are valid UTF-8 (``unigram.lattice_utf8_ok``).
+``build_automaton`` returns empty arrays when a limit does not hold (a piece of 1024 bytes or
+more, more than 255 pieces ending at one state, ids of 2**21 or more, 2**23 records or more,
+units wider than 32 bits); the Viterbi then takes the walk.
 """
 import numpy as np
 

@@ -449,11 +449,13 @@ def _quiet_block(text, pos, end, cls):
             q &= _quiet(cls, np.int64(((w & np.uint64(0x1F)) << np.uint64(6)) | ((w >> np.uint64(8)) & m6)))
         return 6 if q != 0 else 0
     b8 = np.uint64(text[np.uint64(pos + 8)])
-    if (x & np.uint64(0xC0F0C0C0F0C0C0F0)) == np.uint64(0x80E08080E08080E0) and (b8 & np.uint64(0xC0)) == np.uint64(0x80):
+    three = (x & np.uint64(0xC0F0C0C0F0C0C0F0)) == np.uint64(0x80E08080E08080E0)  # two 3-byte characters
+    if three and (b8 & np.uint64(0xC0)) == np.uint64(0x80):  # and a third
         q = np.uint64(16)
         for i in range(3):
             w = (x >> np.uint64(24 * i)) | (b8 << np.uint64(16)) if i == 2 else x >> np.uint64(24 * i)
-            cp = ((w & np.uint64(0x0F)) << np.uint64(12)) | (((w >> np.uint64(8)) & m6) << np.uint64(6)) | ((w >> np.uint64(16)) & m6)
+            cp = (((w & np.uint64(0x0F)) << np.uint64(12)) | (((w >> np.uint64(8)) & m6) << np.uint64(6))
+                  | ((w >> np.uint64(16)) & m6))
             q &= _quiet(cls, np.int64(cp)) if cp >= np.uint64(0x800) else np.uint64(0)
         return 6 if q != 0 else 0
     return 0

@@ -123,25 +123,10 @@ def build_automaton(units, bc, idsc):
 @inline_kernel
 def automaton_step(au, x, u, c):
     """The state after byte ``c`` (uint64) from state x (uint64) whose ``au`` entry is u:
-    (state, its entry).
-
-    The step from x and the step from the root (whose children are always in cache) are both
-    loaded, so the common failure, down to the root, costs no branch: only a failure to some
-    other state takes the loop."""
+    (state, its entry)."""
     shift = np.uint64(BASE_SHIFT)
     low = np.uint64(LOW32)
     label = np.uint64(LABEL_MASK)
-    y = ((np.uint64(u) & low) >> shift) + c
-    v = au[y]
-    y0 = ((np.uint64(au[0]) & low) >> shift) + c
-    v0 = au[y0]
-    f = np.uint64(u) >> np.uint64(32)
-    if (np.uint64(v) & label) == c or f == np.uint64(0):
-        ok = (np.uint64(v) & label) == c
-        ok0 = (np.uint64(v0) & label) == c
-        return (y if ok else (y0 if ok0 else np.uint64(0))), (v if ok else (v0 if ok0 else au[0]))
-    x = f
-    u = au[x]
     while True:
         y = ((np.uint64(u) & low) >> shift) + c
         v = au[y]

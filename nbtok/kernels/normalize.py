@@ -435,11 +435,11 @@ def _quiet(cls, cp):
 
 
 @inline_kernel
-def _quiet_block(text, pos, end, cls):
+def _quiet_block(text, pos, cls):
     """Bytes that can be copied as is from ``pos``, a whole block or 0: three 2-byte characters
     (6), or two 3-byte ones (6), each quiet (``_plain_chars`` flag 16) as is the character after
     them, found from one 8-byte load (and one byte more for 3-byte characters) without a
-    branch per character. Needs ``pos + 9 <= end``."""
+    branch per character. The caller makes sure ``text[pos:pos + 9]`` lies in the document."""
     x = load8(text, pos)
     m6 = np.uint64(0x3F)
     if (x & np.uint64(0xC0E0C0E0C0E0C0E0)) == np.uint64(0x80C080C080C080C0):  # four 2-byte characters
@@ -517,7 +517,7 @@ def plain_run(text, pos, end, cls, no_ud, escape, remove_extra, is_prev_space, o
         if not (c >= 0xC0 and c < 0xF0 and no_ud and pos + 1 < end):
             break
         if pos + 9 <= end and n + 8 <= out.shape[0]:
-            k6 = _quiet_block(text, pos, end, cls)
+            k6 = _quiet_block(text, pos, cls)
             if k6 > 0:
                 store8(out, n, load8(text, pos))
                 pos += k6

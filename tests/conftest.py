@@ -9,6 +9,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 TESTS = Path(__file__).resolve().parent
@@ -52,3 +53,39 @@ def corpus_lines(root):
         text = path.read_bytes().decode("utf-8", errors="replace")
         for line in text.splitlines():
             yield path, line
+
+
+# The classes the byte-level scanners read (nbtok/unicode_classes.py), as regex patterns
+_CLASS_BITS = {1: [r"\p{L}"], 2: [r"\p{N}"], 4: [r"\s"], 8: [r"\p{Lu}", r"\p{Lt}"], 16: [r"\p{Ll}"],
+               32: [r"\p{Lm}", r"\p{Lo}", r"\p{M}"], 64: [r"\p{M}"]}
+_disagreeing = None
+
+
+def regex_disagreements():
+    """``bool[0x110000]``: the code points whose classes in the *installed* ``regex`` module
+    differ from nbtok's pinned ``load_table("regex")`` (regex 2026.5.9, Unicode 17.0).
+
+    A newer ``regex`` knows a newer Unicode version (regex 2026.11 assigns letters such as
+    U+3D000 that 17.0 does not have), so a test that compares the scanner with ``regex.findall``
+    must not depend on those code points: the scanner follows the pinned table, the oracle
+    follows whatever release is installed. Probed once per session (about a second)."""
+    global _disagreeing
+    if _disagreeing is None:
+        import regex
+        from nbtok.unicode_classes import load_table
+        cps = np.concatenate([np.arange(0xD800), np.arange(0xE000, 0x110000)]).astype("<u4")
+        text = cps.tobytes().decode("utf-32-le")
+        probed = np.zeros(0x110000, np.uint8)
+        for bit, pats in _CLASS_BITS.items():
+            for p in pats:
+                found = np.frombuffer("".join(regex.findall(p, text)).encode("utf-32-le"), "<u4")
+                probed[found] |= bit
+        _disagreeing = probed != load_table("regex")
+    return _disagreeing
+
+
+def regex_agrees(text):
+    """True unless ``text`` holds a code point the installed ``regex`` classifies differently
+    from nbtok's pinned table (``regex_disagreements``)."""
+    bad = regex_disagreements()
+    return not any(bad[ord(c)] for c in set(text))

@@ -8,14 +8,14 @@ of every corpus file.
 import numpy as np
 import pytest
 import regex
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from nbtok.pretokenizer import (CL100K, GPT2_ORIGINAL, LLAMA3, NANOCHAT, O200K, PATTERNS, QWEN2, QWEN35, R50K,
                                 Pretokenizer, scanner_config)
 from nbtok.unicode_classes import load_table, versions
 
-from conftest import corpus_files
+from conftest import corpus_files, regex_agrees
 
 LLAMACPP_CONTR = "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])"  # llama.cpp's spelling: no 'ſ
 TIKTOKEN_GPT2_COMMENT = r"""'s|'t|'re|'ve|'m|'ll|'d| ?[\p{L}]+| ?[\p{N}]+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
@@ -78,6 +78,9 @@ COMPILED = _compiled()
 
 
 def check(key, text):
+    """The scanner (pinned Unicode 17.0 table) against ``regex.findall``. Hypothesis leaves out
+    text holding a code point the installed ``regex`` release classifies differently (it is the
+    oracle's Unicode version that differs there, not the scanner's logic)."""
     pre, rx = COMPILED[key]
     assert pre.split(text) == rx.findall(text), (key, text)
 
@@ -134,6 +137,7 @@ def test_documented_cases():
 @given(st.text(st.characters(blacklist_categories=("Cs",)), max_size=40))
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_hypothesis_any_unicode(text):
+    assume(regex_agrees(text))
     for key in SCANNED:
         check(key, text)
 
@@ -141,6 +145,7 @@ def test_hypothesis_any_unicode(text):
 @given(st.lists(st.sampled_from(ALPHA), max_size=25).map("".join))
 @settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_hypothesis_biased(text):
+    assume(regex_agrees(text))
     for key in SCANNED:
         check(key, text)
 
@@ -148,6 +153,7 @@ def test_hypothesis_biased(text):
 @given(st.text(st.sampled_from(" \t\n\r'sStT1.\u0301Aa"), max_size=30))
 @settings(max_examples=800, deadline=None)
 def test_hypothesis_small_alphabet(text):
+    assume(regex_agrees(text))
     for key in SCANNED:
         check(key, text)
 
@@ -155,6 +161,7 @@ def test_hypothesis_small_alphabet(text):
 @given(st.text(st.characters(blacklist_categories=("Cs",)), max_size=30), st.integers(0, 5))
 @settings(max_examples=200, deadline=None)
 def test_ends_are_absolute_and_contiguous(text, pad):
+    assume(regex_agrees(text))
     pre = Pretokenizer("cl100k")
     body = text.encode("utf-8")
     buf = np.frombuffer(b"x" * pad + body + b"y" * pad, np.uint8)

@@ -34,6 +34,17 @@ def load_huggingface(path):
     return HuggingFaceModel(cfg)
 
 
+def tokenizer_from_config(cfg):
+    """A ``Tokenizer`` for a ``tokenizer.json`` object already parsed into a dict (HF's schema).
+    Loaders of other formats (GGUF, WordPiece ``vocab.txt``, ...) translate into this schema and
+    build through here."""
+    from ..tokenizer import Tokenizer
+    from ..models.huggingface import HuggingFaceModel
+    if not isinstance(cfg, dict) or "model" not in cfg:
+        raise ValueError("not a tokenizer.json object (no 'model' object)")
+    return Tokenizer(HuggingFaceModel(cfg))
+
+
 def to_huggingface_json(model):
     """The ``tokenizer.json`` dict for an nbtok model."""
     name = type(model).__name__

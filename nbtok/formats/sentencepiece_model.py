@@ -374,3 +374,11 @@ def write_model_proto(data):
 
 def pack_float(x):
     return struct.pack("<f", x)
+
+
+def tokenizer_from_proto(data):
+    """A ``Tokenizer`` for a serialized sentencepiece ``ModelProto`` (the bytes of a ``.model``
+    file). Trainers and loaders of other formats (GGUF) write a ModelProto and build through here."""
+    from ..models.sentencepiece import SentencePieceModel
+    from ..tokenizer import Tokenizer
+    return Tokenizer(SentencePieceModel.from_bytes(bytes(data)))

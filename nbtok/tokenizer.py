@@ -19,29 +19,67 @@ and optionally ``sample_encode``, ``nbest_encode``, ``save_sentencepiece`` ... w
 Tokenizer forwards when present. The Tokenizer adds what is common to all models: batch
 views (ragged / padded), the native file format, pickling and the constructors.
 """
-from .text import split_ragged
+import numpy as np
+
+from .text import as_str, fix_surrogates, split_ragged, str_list
+
+#: how each model type spells "this model does not have that call": the alternative to offer
+_ALTERNATIVES = {
+    "sample_encode": "subword sampling needs a SentencePiece model (Unigram sampling, BPE-dropout)",
+    "nbest_encode": "n-best segmentation needs a SentencePiece model",
+    "save_tiktoken": "only byte-level BPE models have a .tiktoken form; use save() or save_huggingface()",
+    "save_gpt2": "only byte-level BPE models have a vocab.json + merges.txt form; use save()",
+    "save_sentencepiece": "only SentencePiece models have a .model form; use save() or save_huggingface()",
+    "save_huggingface": "use save() for nbtok's native format",
+    "get_score": "piece scores exist only in SentencePiece models",
+}
 
 
 class Tokenizer:
+    """A tokenizer: text to int32 ids and back, for every model type nbtok loads.
+
+    Build one with a constructor (``from_tiktoken``, ``from_gpt2``, ``from_sentencepiece``,
+    ``from_huggingface``, ``load``), ``nbtok.get_encoding`` or a trainer. Every model type
+    takes the same inputs: ``str`` (lone surrogates become U+FFFD, as in tiktoken) or bytes
+    holding UTF-8; ids out of the vocabulary are a ``ValueError``; a call the model type does
+    not support raises ``NotImplementedError`` saying what to use instead.
+
+    Examples:
+        >>> import nbtok
+        >>> tok = nbtok.get_encoding("gpt2")
+        >>> tok.encode("Hello world").tolist()
+        [15496, 995]
+        >>> tok.decode([15496, 995])
+        'Hello world'
+        >>> tok.encode(b"Hello").tolist() == tok.encode("Hello").tolist()
+        True
+    """
+
     def __init__(self, model):
         self._bind(model)
 
     def _bind(self, model):
         self.model = model
-        # ``tok.encode`` is the model's own method: the same call as ``encode`` below, one
-        # Python call less (a tenth of encoding a short sentence)
-        self.encode = model.encode
 
     # ------------------------------------------------------------------ constructors
     @classmethod
     def from_tiktoken(cls, path, pattern="gpt2", special_tokens=None, cache=True):
         """A ``.tiktoken`` rank file (gzip accepted). The arrays built from it are kept in the
-        array cache (``nbtok/arraycache.py``, ``$NBTOK_CACHE_DIR``) unless ``cache=False``."""
+        array cache (``nbtok/arraycache.py``, ``$NBTOK_CACHE_DIR``) unless ``cache=False``.
+
+        Examples:
+            >>> tok = nbtok.Tokenizer.from_tiktoken("cl100k_base.tiktoken")  # doctest: +SKIP
+        """
         from .models.bytelevel import ByteLevelBPE
         return cls(ByteLevelBPE.from_rank_file(path, pattern, special_tokens or {}, cache))
 
     @classmethod
     def from_gpt2(cls, vocab_json_path, merges_txt_path, pattern="gpt2", special_tokens=None):
+        """GPT-2's ``vocab.json`` + ``merges.txt`` (byte-level BPE).
+
+        Examples:
+            >>> tok = nbtok.Tokenizer.from_gpt2("vocab.json", "merges.txt")  # doctest: +SKIP
+        """
         from .formats.gpt2 import load_gpt2
         from .models.bytelevel import ByteLevelBPE
         tokens, merges, specials = load_gpt2(vocab_json_path, merges_txt_path)
@@ -50,117 +88,378 @@ class Tokenizer:
 
     @classmethod
     def from_sentencepiece(cls, model_path):
+        """A SentencePiece ``.model`` file (Unigram, BPE, char or word; its own normalizer).
+
+        Examples:
+            >>> sp = nbtok.Tokenizer.from_sentencepiece("llama.model")  # doctest: +SKIP
+        """
         from .models.sentencepiece import SentencePieceModel
         return cls(SentencePieceModel.load(model_path))
 
     @classmethod
     def from_huggingface(cls, tokenizer_json_path):
+        """An HF ``tokenizer.json`` (BPE, Unigram, WordPiece or WordLevel with its normalizer,
+        pre-tokenizer, post-processor and decoder).
+
+        Examples:
+            >>> hf = nbtok.Tokenizer.from_huggingface("tokenizer.json")  # doctest: +SKIP
+        """
         from .formats.huggingface import load_huggingface
         return cls(load_huggingface(tokenizer_json_path))
 
     @classmethod
     def load(cls, path):
+        """A tokenizer saved with ``save`` (nbtok's native format: arrays in an npz, no pickle).
+
+        Examples:
+            >>> tok = nbtok.Tokenizer.load("gpt2.nbtok")  # doctest: +SKIP
+        """
         from .formats.native import load_native
         return cls(load_native(path))
 
     def save(self, path):
+        """Write nbtok's native format (any model type; ``load`` reads it back).
+
+        Examples:
+            >>> nbtok.get_encoding("gpt2").save("gpt2.nbtok")  # doctest: +SKIP
+        """
         from .formats.native import save_native
         save_native(self.model, path)
 
     # ------------------------------------------------------------------ encoding
     def encode(self, text, **opts):
-        if opts:
-            return self.model.encode(text, **opts)
-        return self.model.encode(text)  # (no empty keyword dict: this is most of a short call)
+        """The ids of one text, an ``np.ndarray[int32]``.
+
+        ``opts`` are the model's own: ``allowed_special`` / ``disallowed_special`` (byte-level,
+        as tiktoken), ``add_bos`` / ``add_eos`` (SentencePiece), ``add_special_tokens``
+        (tokenizer.json).
+
+        Examples:
+            >>> import nbtok
+            >>> nbtok.get_encoding("gpt2").encode("hi there").tolist()
+            [5303, 612]
+        """
+        if type(text) is not str:
+            text = as_str(text)
+        try:
+            return self.model.encode(text, **opts) if opts else self.model.encode(text)
+        except UnicodeEncodeError:  # a lone surrogate: U+FFFD, as tiktoken
+            return self.encode(fix_surrogates(text), **opts)
 
     def encode_ordinary(self, text):
-        return self.model.encode(text, allowed_special=(), disallowed_special=())
+        """The ids of ``text`` with special tokens treated as plain text.
+
+        Examples:
+            >>> import nbtok
+            >>> len(nbtok.get_encoding("gpt2").encode_ordinary("<|endoftext|>")) > 1
+            True
+        """
+        return self._call("encode_ordinary", as_str(text))
 
     def encode_batch(self, texts, padding=False, max_length=None, truncation=False,
-                     padding_side="right", pad_id=None, add_special_tokens=True,
-                     return_offsets=False, **opts):
+                     padding_side="right", truncation_side="right", pad_to_multiple_of=None,
+                     pad_id=None, add_special_tokens=True, return_offsets=False, **opts):
         """Encode many texts with one parallel kernel call.
 
-        With no padding / truncation / offsets asked: a list of int32 arrays (views into one
-        flat buffer), as tiktoken's ``encode_batch``. Otherwise a ``BatchEncoding`` with
-        ``ids`` (int32[n, width] when padded, else flat), ``attention_mask``, ``lengths`` and,
-        with ``return_offsets=True``, per-token character ``offsets`` into the original texts.
-        ``padding``: "longest", "max_length" or False; ``truncation`` keeps the first
-        ``max_length`` ids; ``padding_side``: "right" or "left"; ``pad_id`` defaults to the
-        model's pad token, else 0.
+        With no padding, truncation or offsets asked: a list of int32 arrays (views into one
+        flat buffer), as tiktoken's ``encode_batch``. Otherwise a ``nbtok.batch.BatchEncoding``
+        (``ids``, ``attention_mask``, ``lengths``, ``offsets``), always, whatever the texts.
+        Padding and truncation follow HF tokenizers: ``truncation=True`` cuts rows to
+        ``max_length`` (keeping the special tokens the model adds; ``truncation_side``
+        "right" or "left"), and only then; ``padding="longest"`` (or True) or
+        ``"max_length"``, ``padding_side`` "right" or "left", ``pad_to_multiple_of`` rounds
+        the width up; a row longer than ``max_length`` without truncation is a ``ValueError``.
+        ``pad_id`` defaults to the model's pad token, else 0. ``return_offsets=True`` adds
+        each token's character (start, end) in its text.
+
+        Examples:
+            >>> import nbtok
+            >>> tok = nbtok.get_encoding("gpt2")
+            >>> [a.tolist() for a in tok.encode_batch(["hi", "hi there"])]
+            [[5303], [5303, 612]]
+            >>> b = tok.encode_batch(["hi", "hi there"], padding="max_length", max_length=3)
+            >>> b.ids.tolist(), b.attention_mask.tolist()
+            ([[5303, 0, 0], [5303, 612, 0]], [[1, 0, 0], [1, 1, 0]])
         """
-        texts = list(texts)
-        if not all(isinstance(t, str) for t in texts):
-            raise TypeError("encode_batch takes a list of str")
+        from .batch import build_batch, check_options
+        check_options(padding, max_length, truncation, padding_side, truncation_side, pad_to_multiple_of)
+        texts = str_list(texts)
         if getattr(self.model, "accepts_add_special_tokens", False):
             opts["add_special_tokens"] = add_special_tokens
         numeric = padding not in (False, None, "do_not_pad") or truncation or return_offsets
         if not numeric:
-            ids, offsets = self.model.encode_batch_ragged(texts, **opts)
-            return split_ragged(ids, offsets)
-        from .batch import build_batch
-        if return_offsets and not hasattr(self.model, "encode_batch_offsets"):
-            raise NotImplementedError(f"offsets are not available for {self.model.model_type} models")
+            return split_ragged(*self._ragged(texts, "encode_batch_ragged", opts))
         if return_offsets:
-            ids, offsets, starts, ends = self.model.encode_batch_offsets(texts, **opts)
+            if not hasattr(self.model, "encode_batch_offsets"):
+                raise NotImplementedError(f"offsets are not available for {self.model.model_type} models")
+            ids, offsets, starts, ends = self._ragged(texts, "encode_batch_offsets", opts)
+            spans = (starts, ends)
         else:
-            (ids, offsets), starts, ends = self.model.encode_batch_ragged(texts, **opts), None, None
+            (ids, offsets), spans = self._ragged(texts, "encode_batch_ragged", opts), None
         if pad_id is None:
             pad_id = getattr(self.model, "pad_id", None)
             pad_id = 0 if pad_id is None or pad_id < 0 else pad_id
-        return build_batch(ids, offsets, padding, max_length, truncation, padding_side, pad_id, starts, ends)
+        return build_batch(ids, offsets, spans, padding=padding, max_length=max_length,
+                           truncation=truncation, padding_side=padding_side,
+                           truncation_side=truncation_side, pad_to_multiple_of=pad_to_multiple_of,
+                           pad_id=pad_id, added=self._added_counts(opts))
+
+    def _ragged(self, texts, method, opts):
+        try:
+            return getattr(self.model, method)(texts, **opts)
+        except UnicodeEncodeError:  # a lone surrogate somewhere: U+FFFD, as tiktoken
+            return getattr(self.model, method)([fix_surrogates(t) for t in texts], **opts)
+
+    def _added_counts(self, opts):
+        """(leading, trailing) ids the model adds to every text with these options."""
+        post = getattr(self.model, "post", None)
+        if post is not None and opts.get("add_special_tokens", True):
+            return len(post.prefix_ids), len(post.suffix_ids)
+        return int(bool(opts.get("add_bos"))), int(bool(opts.get("add_eos")))
 
     def encode_with_offsets(self, text, **opts):
-        """``(ids, starts, ends)``: per token, the character span in ``text`` it came from."""
-        ids, _, starts, ends = self.model.encode_batch_offsets([text], **opts)
+        """``(ids, starts, ends)``: per token, the character span of ``text`` it came from.
+
+        Examples:
+            >>> import nbtok
+            >>> ids, starts, ends = nbtok.get_encoding("gpt2").encode_with_offsets("hi there")
+            >>> starts.tolist(), ends.tolist()
+            ([0, 2], [2, 8])
+        """
+        if not hasattr(self.model, "encode_batch_offsets"):
+            raise NotImplementedError(f"offsets are not available for {self.model.model_type} models")
+        ids, _, starts, ends = self._ragged([as_str(text)], "encode_batch_offsets", opts)
         return ids, starts, ends
 
+    def encode_batch_ragged(self, texts, **opts):
+        """``(ids int32[total], offsets int64[n + 1])``: text i is ``ids[offsets[i]:offsets[i+1]]``.
+
+        Examples:
+            >>> import nbtok
+            >>> ids, offsets = nbtok.get_encoding("gpt2").encode_batch_ragged(["hi", "hi there"])
+            >>> ids.tolist(), offsets.tolist()
+            ([5303, 5303, 612], [0, 1, 3])
+        """
+        return self._ragged(str_list(texts), "encode_batch_ragged", opts)
+
+    def encode_as_pieces(self, text):
+        """The tokens of ``text`` as strings (``Ġworld``, ``▁world``, ``##ing``).
+
+        Examples:
+            >>> import nbtok
+            >>> nbtok.get_encoding("gpt2").encode_as_pieces("hi there")
+            ['hi', 'Ġthere']
+        """
+        return self._call("encode_as_pieces", as_str(text))
+
+    def sample_encode(self, text, alpha=0.1, nbest_size=-1, seed=None, **opts):
+        """One segmentation sampled as sentencepiece does (Unigram: from the lattice with
+        ``p ~ exp(alpha * score)``, over all or the ``nbest_size`` best; BPE: BPE-dropout with
+        probability ``alpha``). SentencePiece models only.
+
+        Examples:
+            >>> import nbtok  # doctest: +SKIP
+            >>> sp = nbtok.Tokenizer.from_sentencepiece("t5.model")  # doctest: +SKIP
+            >>> sp.sample_encode("Hello world", alpha=0.1, seed=0)  # doctest: +SKIP
+        """
+        return self._call("sample_encode", as_str(text), alpha, nbest_size, seed, **opts)
+
+    def nbest_encode(self, text, n, **opts):
+        """The ``n`` best segmentations, best first (SentencePiece Unigram and BPE models).
+
+        Examples:
+            >>> sp.nbest_encode("Hello world", 4)  # doctest: +SKIP
+        """
+        return self._call("nbest_encode", as_str(text), n, **opts)
+
     def decode_stream(self, skip_special_tokens=False):
-        """A ``DecodeStream``: ``.step(id)`` returns the text completed by that id."""
+        """A ``DecodeStream`` for generation: ``.step(id)`` returns the text completed by that id.
+
+        Examples:
+            >>> import nbtok
+            >>> stream = nbtok.get_encoding("gpt2").decode_stream()
+            >>> "".join(stream.step(i) for i in [15496, 995]) + stream.flush()
+            'Hello world'
+        """
         from .stream import DecodeStream
         return DecodeStream(self, skip_special_tokens)
 
-    def encode_batch_ragged(self, texts, **opts):
-        """``(ids int32[total], offsets int64[n + 1])``: text i is ``ids[offsets[i]:offsets[i+1]]``."""
-        return self.model.encode_batch_ragged(list(texts), **opts)
-
-    def encode_as_pieces(self, text):
-        return self.model.encode_as_pieces(text)
-
     # ------------------------------------------------------------------ decoding
-    def decode(self, ids):
-        return self.model.decode(ids)
+    def decode(self, ids, **opts):
+        """The text of ``ids`` (invalid UTF-8 becomes U+FFFD). An id outside the vocabulary is
+        a ``ValueError``.
 
-    def decode_bytes(self, ids):
-        return self.model.decode_bytes(ids)
+        Examples:
+            >>> import nbtok
+            >>> nbtok.get_encoding("gpt2").decode([15496, 995])
+            'Hello world'
+        """
+        return self.model.decode(self._ids(ids), **opts)
 
-    def decode_batch(self, batch):
-        return [self.model.decode(ids) for ids in batch]
+    def decode_bytes(self, ids, **opts):
+        """The bytes of ``ids`` (byte-level tokens may end inside a character).
+
+        Examples:
+            >>> import nbtok
+            >>> nbtok.get_encoding("gpt2").decode_bytes([15496])
+            b'Hello'
+        """
+        return self.model.decode_bytes(self._ids(ids), **opts)
+
+    def decode_batch(self, batch, **opts):
+        """``[decode(ids) for ids in batch]``.
+
+        Examples:
+            >>> import nbtok
+            >>> nbtok.get_encoding("gpt2").decode_batch([[15496], [995]])
+            ['Hello', ' world']
+        """
+        return [self.decode(ids, **opts) for ids in batch]
+
+    def _ids(self, ids):
+        """``ids`` as an int64 array, every id inside the vocabulary (else ``ValueError``)."""
+        if isinstance(ids, (str, bytes)):
+            raise TypeError(f"ids must be a sequence of ints, not {type(ids).__name__}")
+        arr = np.asarray(ids)
+        if arr.size == 0:
+            return np.zeros(0, np.int64)
+        if arr.dtype.kind not in "iu":
+            raise TypeError(f"ids must be integers, not {arr.dtype}")
+        arr = arr.ravel()
+        lo, hi = int(arr.min()), int(arr.max())
+        if lo < 0 or hi >= self.vocab_size:
+            self._check_id(lo if lo < 0 else hi)
+        return arr
+
+    def _check_id(self, i):
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
+            raise TypeError(f"a token id must be an int, not {type(i).__name__}")
+        if not 0 <= i < self.vocab_size:
+            raise ValueError(f"token id {int(i)} is not in the vocabulary (ids 0..{self.vocab_size - 1})")
+        return int(i)
 
     # ------------------------------------------------------------------ vocabulary
     @property
     def vocab_size(self):
+        """The number of ids, special tokens included.
+
+        Examples:
+            >>> import nbtok
+            >>> nbtok.get_encoding("gpt2").vocab_size
+            50257
+        """
         return len(self.model.vocab)
 
     @property
     def n_vocab(self):
+        """``vocab_size`` under tiktoken's name."""
         return self.vocab_size
 
+    @property
+    def model_type(self):
+        """``"bytelevel_bpe"``, ``"unigram"``, ``"bpe"``, ``"wordpiece"``, ...
+
+        Examples:
+            >>> import nbtok
+            >>> nbtok.get_encoding("gpt2").model_type
+            'bytelevel_bpe'
+        """
+        return self.model.model_type
+
+    @property
+    def vocab(self):
+        """``{id: bytes}`` for every id (special tokens as their UTF-8 text; SentencePiece
+        pieces with their ``▁``), the same for every model type and after ``save``/``load``.
+
+        Examples:
+            >>> import nbtok
+            >>> nbtok.get_encoding("gpt2").vocab[15496]
+            b'Hello'
+        """
+        v = self.model.vocab
+        data, offs = v.piece_bytes.tobytes(), v.piece_offsets.tolist()
+        return {i: data[offs[i]:offs[i + 1]] for i in range(len(offs) - 1)}
+
+    def get_vocab(self):
+        """``{piece: id}`` as HF tokenizers' ``get_vocab`` (pieces as ``id_to_piece`` spells them).
+
+        Examples:
+            >>> import nbtok
+            >>> nbtok.get_encoding("gpt2").get_vocab()["Hello"]
+            15496
+        """
+        return {self.model.id_to_piece(i): i for i in range(self.vocab_size)}
+
     def id_to_piece(self, i):
-        return self.model.id_to_piece(i)
+        """The token ``i`` as a string (``Ġhello``, ``▁hello``, a special token's text).
+
+        Examples:
+            >>> import nbtok
+            >>> nbtok.get_encoding("gpt2").id_to_piece(995)
+            'Ġworld'
+        """
+        return self.model.id_to_piece(self._check_id(i))
 
     def piece_to_id(self, piece):
+        """The id of a token spelled as ``id_to_piece`` spells it (-1 or the unknown id when
+        absent, as the model's library does).
+
+        Examples:
+            >>> import nbtok
+            >>> nbtok.get_encoding("gpt2").piece_to_id("Ġworld")
+            995
+        """
+        if not isinstance(piece, (str, bytes)):
+            raise TypeError(f"piece must be str, not {type(piece).__name__}")
         return self.model.piece_to_id(piece)
+
+    def get_score(self, i):
+        """The score of piece ``i`` (SentencePiece models)."""
+        return self._call("get_score", self._check_id(i))
 
     @property
     def special_tokens(self):
+        """``{text: id}`` of the special (control) tokens.
+
+        Examples:
+            >>> import nbtok
+            >>> nbtok.get_encoding("gpt2").special_tokens
+            {'<|endoftext|>': 50256}
+        """
         return dict(self.model.special_tokens)
 
+    # ------------------------------------------------------------------ other formats
+    def save_tiktoken(self, path):
+        """Write a ``.tiktoken`` rank file (byte-level BPE models)."""
+        return self._call("save_tiktoken", path)
+
+    def save_gpt2(self, vocab_json_path, merges_txt_path):
+        """Write GPT-2's ``vocab.json`` + ``merges.txt`` (byte-level BPE models)."""
+        return self._call("save_gpt2", vocab_json_path, merges_txt_path)
+
+    def save_sentencepiece(self, path):
+        """Write a SentencePiece ``.model`` that ``sentencepiece`` loads (SentencePiece models)."""
+        return self._call("save_sentencepiece", path)
+
+    def save_huggingface(self, path, **opts):
+        """Write a ``tokenizer.json`` that HF tokenizers loads."""
+        return self._call("save_huggingface", path, **opts)
+
+    def _call(self, name, *args, **opts):
+        method = getattr(self.model, name, None)
+        if method is None:
+            raise NotImplementedError(f"{name} is not available for {self.model.model_type} models: "
+                                      f"{_ALTERNATIVES.get(name, 'see the Tokenizer documentation')}")
+        return method(*args, **opts)
+
     def __getattr__(self, name):
-        # Model-specific extras (sample_encode, nbest_encode, save_sentencepiece, vocab, merges...)
-        if name == "model":
+        # the rest of a model's own surface (merges, ranks, serialized_model_proto, ...)
+        if name.startswith("_") or name == "model":
             raise AttributeError(name)
-        return getattr(self.model, name)
+        try:
+            return getattr(self.model, name)
+        except AttributeError:
+            raise AttributeError(f"{type(self).__name__} ({self.model.model_type}) has no attribute {name!r}") from None
 
     def __getstate__(self):
         return {"model_class": type(self.model), "state": self.model.state()}

@@ -297,8 +297,9 @@ def test_bad_ids_and_types(gpt2):
         gpt2.decode([50257])
     with pytest.raises(ValueError):
         gpt2.decode([-1])
+    assert gpt2.encode(b"bytes").tolist() == gpt2.encode("bytes").tolist()  # UTF-8 bytes, as every model
     with pytest.raises(TypeError):
-        gpt2.encode(b"bytes")
+        gpt2.encode(None)
     with pytest.raises(TypeError):
         gpt2.decode([1.5])
     assert gpt2.decode([]) == ""

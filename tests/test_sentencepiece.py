@@ -269,7 +269,7 @@ def test_vocabulary_api(spm_models):
         assert tok.id_to_piece(i) == sp.id_to_piece(i)
         assert tok.piece_to_id(sp.id_to_piece(i)) == sp.piece_to_id(sp.id_to_piece(i))
     assert tok.piece_to_id("definitely-not-a-piece") == sp.piece_to_id("definitely-not-a-piece") == sp.unk_id()
-    with pytest.raises(IndexError):
+    with pytest.raises(ValueError, match=f"token id {sp.get_piece_size()} is not in the vocabulary"):
         tok.id_to_piece(sp.get_piece_size())
     with pytest.raises(ValueError):
         tok.decode([sp.get_piece_size()])

@@ -62,20 +62,9 @@ def worker_bytes(offsets, bounds, w, n_workers):
 
 
 @kernel
-def padded_width(offsets, max_length, to_max_length):
-    """Width of the padded matrix: the longest row (capped at max_length if > 0), or max_length."""
-    if to_max_length:
-        return max_length
-    width = 0
-    for d in range(offsets.shape[0] - 1):
-        width = max(width, offsets[d + 1] - offsets[d])
-    return min(width, max_length) if max_length > 0 else width
-
-
-@kernel
 def pad_ragged(ids, offsets, width, pad_id, left):
-    """``(matrix int32[n, width], mask int8[n, width], lengths int64[n])``; rows longer than width
-    are cut at the end (right truncation); ``left`` puts the padding before the ids."""
+    """``(matrix int32[n, width], mask int8[n, width], lengths int64[n])`` for rows no longer than
+    ``width``; ``left`` puts the padding before the ids."""
     n = offsets.shape[0] - 1
     matrix = np.full((n, width), pad_id, np.int32)
     mask = np.zeros((n, width), np.int8)
@@ -105,17 +94,36 @@ def pad_offsets(starts, ends, offsets, width, left):
 
 
 @kernel
-def truncate_ragged(ids, offsets, max_length):
-    """Keep the first ``max_length`` ids of every row: ``(ids, offsets, kept index per id)``."""
+def truncation_mask(offsets, max_length, lead, trail, left):
+    """``keep[i]`` for every id of the ragged rows: a row longer than ``max_length`` keeps its
+    ``lead`` first and ``trail`` last ids (the specials the model added) and, of the ids between,
+    the first ``max_length - lead - trail`` (or the last, when ``left``)."""
+    keep = np.ones(offsets[offsets.shape[0] - 1], np.bool_)
+    budget = max_length - lead - trail
+    for d in range(offsets.shape[0] - 1):
+        start, end = offsets[d], offsets[d + 1]
+        if end - start <= max_length:
+            continue
+        if left:
+            cut_from, cut_to = start + lead, end - trail - budget
+        else:
+            cut_from, cut_to = start + lead + budget, end - trail
+        for i in range(cut_from, cut_to):
+            keep[i] = False
+    return keep
+
+
+@kernel
+def kept_offsets(keep, offsets):
+    """The row offsets after dropping the ids where ``keep`` is False."""
     n = offsets.shape[0] - 1
-    new_offsets = np.zeros(n + 1, np.int64)
+    out = np.zeros(n + 1, np.int64)
     for d in range(n):
-        new_offsets[d + 1] = new_offsets[d] + min(offsets[d + 1] - offsets[d], max_length)
-    out = np.empty(new_offsets[n], ids.dtype)
-    for d in range(n):
-        for k in range(new_offsets[d + 1] - new_offsets[d]):
-            out[new_offsets[d] + k] = ids[offsets[d] + k]
-    return out, new_offsets
+        count = 0
+        for i in range(offsets[d], offsets[d + 1]):
+            count += keep[i]
+        out[d + 1] = out[d] + count
+    return out
 
 
 @kernel

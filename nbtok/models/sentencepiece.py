@@ -25,7 +25,7 @@ from ..kernels.hashmap import IntMap
 from ..kernels.ragged import batch_chunks, chunk_bounds, gather_chunks
 from ..kernels.aho_corasick import build_automaton
 from ..kernels.trie import build_trie, labelled_units
-from ..text import pack_utf8
+from ..text import pack_utf8, utf8 as _as_bytes
 from ..vocab import Vocab
 
 SPACE = "\u2581"
@@ -58,14 +58,6 @@ def _stable_type(a):
     if isinstance(a, np.ndarray):
         return a.flags.c_contiguous
     return True
-
-
-def _as_bytes(text):
-    if isinstance(text, str):
-        return text.encode("utf-8")
-    if isinstance(text, (bytes, bytearray, memoryview)):
-        return bytes(text)
-    raise TypeError(f"text must be str or bytes, not {type(text).__name__}")
 
 
 class SentencePieceModel:

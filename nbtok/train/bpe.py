@@ -73,20 +73,26 @@ class TrainedTokenizer(Tokenizer):
 
     def __init__(self, model, vocab, merges, merge_counts=None):
         super().__init__(model)
-        self.vocab = vocab
+        self._vocab = vocab
         self.merges = merges
         self.merge_counts = merge_counts
 
     def __getstate__(self):
         state = super().__getstate__()
-        state.update(vocab=self.vocab, merges=self.merges, merge_counts=self.merge_counts)
+        state.update(vocab=self._vocab, merges=self.merges, merge_counts=self.merge_counts)
         return state
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        self.vocab = state["vocab"]
+        self._vocab = state["vocab"]
         self.merges = state["merges"]
         self.merge_counts = state.get("merge_counts")
+
+    @property
+    def vocab(self):
+        """``{id: bytes}`` as training made it (a merge whose bytes repeat an earlier token's
+        keeps its own id here; the model's arrays hold the first)."""
+        return self._vocab
 
     def save_tiktoken(self, path):
         from ..formats.tiktoken import save_tiktoken_ranks

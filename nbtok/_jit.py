@@ -18,3 +18,43 @@ kernel = numba.njit(cache=True, nogil=True)
 batch_kernel = numba.njit(cache=True, nogil=True, parallel=True)
 leaf_kernel = numba.njit(cache=True, nogil=True, _nrt=False)
 inline_kernel = numba.njit(cache=True, nogil=True, inline="always")
+
+
+# ---------------------------------------------------------------------------------------------
+# The first use of a feature compiles its kernels (then Numba's on-disk cache serves every later
+# process). Numba fires "numba:compile" only for a real compilation, never for a cache load, so a
+# listener on it tells the user once, on stderr, that the wait is compilation and where the
+# cache lives. Quiet when stderr is not a terminal or NBTOK_QUIET=1.
+
+def _notice_enabled():
+    import os
+    import sys
+    if os.environ.get("NBTOK_QUIET", "") not in ("", "0"):
+        return False
+    return bool(getattr(sys.stderr, "isatty", lambda: False)())
+
+
+def cache_dir():
+    """Where Numba keeps the compiled kernels (``NUMBA_CACHE_DIR`` or beside the sources)."""
+    import os
+    return numba.config.CACHE_DIR or os.path.join(os.path.dirname(os.path.abspath(__file__)), "__pycache__")
+
+
+class _CompileNotice(numba.core.event.Listener):
+    said = False
+
+    def on_start(self, event):
+        func = getattr((event.data or {}).get("dispatcher"), "py_func", None)
+        if not getattr(func, "__module__", "").startswith("nbtok"):
+            return
+        if not _CompileNotice.said and _notice_enabled():
+            _CompileNotice.said = True
+            import sys
+            print(f"nbtok: compiling kernels for first use (once; cached in {cache_dir()}); "
+                  f"`nbtok warmup` does this ahead of time", file=sys.stderr, flush=True)
+
+    def on_end(self, event):
+        pass
+
+
+numba.core.event.register("numba:compile", _CompileNotice())

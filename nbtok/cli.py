@@ -6,8 +6,12 @@
     nbtok train   --vocab-size 32000 --output tok.nbtok [--type bytelevel|bpe|unigram] FILE...
     nbtok info    --model FILE
     nbtok convert --model FILE --to native|tiktoken|gpt2|sentencepiece|huggingface --output PATH
+    nbtok warmup  [--all | FEATURE...]                              compile kernels ahead of time
 
-Errors are one line on stderr with exit code 1 (``--debug`` shows the traceback).
+Every argument is checked before the work starts. Errors are one line on stderr with exit code 1
+(``--debug`` shows the traceback); a closed pipe (``nbtok encode ... | head``) ends quietly.
+``decode`` writes the decoded bytes exactly (no newline added unless stdout is a terminal), so
+``encode`` then ``decode`` gives back the input byte for byte.
 """
 import argparse
 import sys
@@ -17,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 
-def load_any(path, pattern=None):
+def load_any(path, pattern=None, special_tokens=None):
     """Pick the reader from the file: SentencePiece ``.model``, ``tokenizer.json``, a folder
     with ``vocab.json`` + ``merges.txt``, ``.tiktoken`` ranks, or nbtok's native format."""
     import nbtok
@@ -26,7 +30,8 @@ def load_any(path, pattern=None):
         if (p / "tokenizer.json").is_file():
             return nbtok.Tokenizer.from_huggingface(p / "tokenizer.json")
         if (p / "vocab.json").is_file() and (p / "merges.txt").is_file():
-            return nbtok.Tokenizer.from_gpt2(p / "vocab.json", p / "merges.txt", pattern=pattern or "gpt2")
+            return nbtok.Tokenizer.from_gpt2(p / "vocab.json", p / "merges.txt", pattern=pattern or "gpt2",
+                                             special_tokens=special_tokens)
         raise ValueError(f"{path}: a folder without tokenizer.json or vocab.json + merges.txt")
     if not p.is_file():
         raise ValueError(f"{path}: no such file")
@@ -38,13 +43,30 @@ def load_any(path, pattern=None):
         return nbtok.Tokenizer.from_huggingface(p)
     if p.suffix == ".model" or (head[:1] == b"\n" and not head.strip().replace(b" ", b"").isalnum()):
         return nbtok.Tokenizer.from_sentencepiece(p)
-    return nbtok.Tokenizer.from_tiktoken(p, pattern=pattern or "gpt2")
+    opts = {"special_tokens": special_tokens} if special_tokens else {}
+    if pattern:
+        opts["pattern"] = pattern
+    return nbtok.Tokenizer.from_tiktoken(p, **opts)
+
+
+def _special_token_args(values):
+    """``--special-token TEXT=ID`` (repeatable) as ``{TEXT: ID}``."""
+    out = {}
+    for v in values or ():
+        text, sep, i = v.rpartition("=")
+        if not sep or not text or not i.isdigit():
+            raise ValueError(f"--special-token takes TEXT=ID (a non-negative integer id), not {v!r}")
+        out[text] = int(i)
+    return out
 
 
 def _load(args):
     import nbtok
+    specials = _special_token_args(getattr(args, "special_token", None))
     if args.model:
-        return load_any(args.model, pattern=args.pattern)
+        return load_any(args.model, pattern=args.pattern, special_tokens=specials)
+    if specials or args.pattern:
+        raise ValueError("--pattern and --special-token apply to a --model rank file, not a bundled --encoding")
     return nbtok.get_encoding(args.encoding)
 
 
@@ -62,7 +84,8 @@ class Progress:
             self.last = now
             rate = self.done / max(now - self.start, 1e-9) / 1e6
             pct = 100.0 * self.done / max(self.total, 1)
-            sys.stderr.write(f"\r{self.label}: {pct:5.1f}%  {self.done / 1e6:.1f}/{self.total / 1e6:.1f} MB  {rate:.1f} MB/s")
+            sys.stderr.write(f"\r{self.label}: {pct:5.1f}%  {self.done / 1e6:.1f}/{self.total / 1e6:.1f} "
+                             f"M characters  {rate:.1f} M characters/s")
             if self.done >= self.total:
                 sys.stderr.write("\n")
             sys.stderr.flush()
@@ -133,14 +156,40 @@ def cmd_decode(args):
             ids = np.array([int(w) for w in words], np.int64)
         except ValueError:
             raise ValueError("decode takes integer token ids") from None
-    sys.stdout.write(tok.decode(ids) + "\n")
+    data = tok.decode_bytes(ids)
+    if not args.no_newline and sys.stdout.isatty():
+        data += b"\n"
+    sys.stdout.buffer.write(data)
+    sys.stdout.flush()
+
+
+TRAIN_FORMATS = {"bytelevel": ("native", "tiktoken", "gpt2", "huggingface"),
+                 "bpe": ("native", "sentencepiece", "huggingface"),
+                 "unigram": ("native", "sentencepiece", "huggingface")}
+
+
+def _check_train_args(args):
+    """Everything that could fail after training, checked before it starts."""
+    for f in args.files:
+        if not Path(f).is_file():
+            raise ValueError(f"{f}: no such file")
+    if args.vocab_size < 1:
+        raise ValueError(f"--vocab-size must be positive, not {args.vocab_size}")
+    if args.format not in TRAIN_FORMATS[args.type]:
+        raise ValueError(f"--type {args.type} cannot be written as --format {args.format}; "
+                         f"choose from {', '.join(TRAIN_FORMATS[args.type])}")
+    import os
+    out = Path(args.output)
+    parent = out.parent.resolve()
+    if not parent.is_dir() or not os.access(parent, os.W_OK):
+        raise ValueError(f"{args.output}: cannot write there ({parent} is not a writable folder)")
+    if out.is_dir() and args.format != "gpt2":
+        raise ValueError(f"{args.output}: is a folder; give a file name")
 
 
 def cmd_train(args):
     import nbtok
-    for f in args.files:
-        if not Path(f).is_file():
-            raise ValueError(f"{f}: no such file")
+    _check_train_args(args)
     specials = args.special_tokens or []
     if args.type == "bytelevel":
         tok = nbtok.train_bpe([str(f) for f in args.files], args.vocab_size, special_tokens=specials,
@@ -191,8 +240,21 @@ def cmd_convert(args):
     _save(_load(args), args.to, args.output)
 
 
+def cmd_warmup(args):
+    from .warmup import FEATURES, warmup
+    names = list(FEATURES) if args.all or not args.features else args.features
+    total = 0.0
+    for name, seconds in warmup(names):
+        total += seconds
+        print(f"{name:14s} {seconds:7.2f} s", file=sys.stderr)
+    from ._jit import cache_dir
+    print(f"compiled {len(names)} feature(s) in {total:.1f} s; Numba's cache: {cache_dir()}", file=sys.stderr)
+
+
 def build_parser():
+    from . import __version__
     parser = argparse.ArgumentParser(prog="nbtok", description="Subword tokenizers with Numba kernels.")
+    parser.add_argument("--version", action="version", version=f"nbtok {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -200,6 +262,8 @@ def build_parser():
         p.add_argument("--encoding", default="gpt2", help="bundled encoding when no --model (default: gpt2)")
         p.add_argument("--model", help="tokenizer file: .model, tokenizer.json, .tiktoken, native, or a GPT-2 folder")
         p.add_argument("--pattern", help="pre-tokenizer for .tiktoken / GPT-2 files: gpt2, cl100k, o200k, ... or a regex")
+        p.add_argument("--special-token", action="append", metavar="TEXT=ID",
+                       help="a special token of a .tiktoken / GPT-2 model (repeatable)")
 
     formats = ["native", "tiktoken", "gpt2", "sentencepiece", "huggingface"]
     p = sub.add_parser("encode", help="text -> ids")
@@ -216,17 +280,20 @@ def build_parser():
     model_args(p)
     p.add_argument("ids", nargs="*", help="token ids (default: standard input)")
     p.add_argument("--input", help="a .npy array of ids")
+    p.add_argument("--no-newline", action="store_true",
+                   help="never add a newline (none is added unless stdout is a terminal)")
     p.set_defaults(func=cmd_decode)
 
     p = sub.add_parser("train", help="train a tokenizer on text files")
-    p.add_argument("files", nargs="+")
+    p.add_argument("files", nargs="+", help="UTF-8 text files (each one document)")
     p.add_argument("--type", default="bytelevel", choices=["bytelevel", "bpe", "unigram"],
                    help="bytelevel: GPT-2 style BPE; bpe / unigram: SentencePiece")
-    p.add_argument("--vocab-size", type=int, required=True)
-    p.add_argument("--special-tokens", nargs="*")
+    p.add_argument("--vocab-size", type=int, required=True, help="vocabulary size, special tokens included")
+    p.add_argument("--special-tokens", "--special-token", dest="special_tokens", action="append",
+                   metavar="TOKEN", help="a special token (repeat the option for more)")
     p.add_argument("--pattern", help="pre-tokenizer for bytelevel (default gpt2)")
-    p.add_argument("--output", required=True)
-    p.add_argument("--format", default="native", choices=formats)
+    p.add_argument("--output", required=True, help="file to write (a folder for --format gpt2)")
+    p.add_argument("--format", default="native", choices=formats, help="file format of --output (default native)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(func=cmd_train)
 
@@ -236,9 +303,16 @@ def build_parser():
 
     p = sub.add_parser("convert", help="write a tokenizer in another format")
     model_args(p)
-    p.add_argument("--to", required=True, choices=formats)
-    p.add_argument("--output", required=True)
+    p.add_argument("--to", required=True, choices=formats, help="format to write")
+    p.add_argument("--output", required=True, help="file to write (a folder for --to gpt2)")
     p.set_defaults(func=cmd_convert)
+
+    from .warmup import FEATURES
+    p = sub.add_parser("warmup", help="compile the kernels ahead of time (e.g. in a Docker build)")
+    p.add_argument("features", nargs="*", metavar="FEATURE",
+                   help=f"features to compile: {', '.join(FEATURES)} (default: all)")
+    p.add_argument("--all", action="store_true", help="every feature")
+    p.set_defaults(func=cmd_warmup)
     return parser
 
 
@@ -246,6 +320,11 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
         args.func(args)
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away (| head): quiet, as other Unix tools
+        import os
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         print("nbtok: interrupted", file=sys.stderr)
         return 130

@@ -98,7 +98,7 @@ _CHILD = {
     "nbtok": r'''
 import nbtok
 t = time.perf_counter()
-nbtok.train_bpe(["warm up the jit cache " * 20], 300, special_tokens=[SPECIAL], tie_break=TIE, progress=False)
+nbtok.train_bpe(iter(["warm up the jit cache " * 20]), 300, special_tokens=[SPECIAL], tie_break=TIE, progress=False)
 jit = time.perf_counter() - t
 t = time.perf_counter()
 c0 = time.process_time()

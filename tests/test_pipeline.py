@@ -180,7 +180,7 @@ def test_cli_encode_decode_info():
     out = run_cli("encode", "--encoding", "gpt2", "Hello world")
     assert out.returncode == 0 and out.stdout.split() == ["15496", "995"]
     out = run_cli("decode", "15496", "995")
-    assert out.returncode == 0 and out.stdout == "Hello world\n"
+    assert out.returncode == 0 and out.stdout == "Hello world"  # the exact text: no newline added
     out = run_cli("encode", input="from stdin")
     assert out.stdout.split() == [str(i) for i in nbtok.get_encoding("gpt2").encode("from stdin").tolist()]
     out = run_cli("info")
@@ -197,7 +197,7 @@ def test_cli_files_to_npy_and_convert(tmp_path):
     assert [ids[offsets[i]:offsets[i + 1]].tolist() for i in range(4)] == \
            [gpt2.encode(l).tolist() for l in ["one line", "second line here", "", "last"]]
     out = run_cli("decode", "--input", str(tmp_path / "enc.ids.npy"))
-    assert out.stdout == "one linesecond line herelast\n"
+    assert out.stdout == "one linesecond line herelast"
     out = run_cli("convert", "--to", "tiktoken", "--output", str(tmp_path / "g.tiktoken"))
     assert out.returncode == 0, out.stderr
     out = run_cli("encode", "--model", str(tmp_path / "g.tiktoken"), "Hello world")

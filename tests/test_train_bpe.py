@@ -121,8 +121,12 @@ _docs = st.lists(st.lists(st.sampled_from(_CHARS), max_size=60).map("".join), mi
        specials=st.sampled_from([[], ["<|endoftext|>"], ["<|endoftext|>", "ab"]]))
 def test_random_corpora_match_reference(docs, extra, tie, specials):
     vocab_size = 256 + len(specials) + extra
+    if not "".join(docs):
+        with pytest.raises(ValueError, match="no text to train on"):
+            nbtok.train_bpe(iter(docs), vocab_size, special_tokens=specials, tie_break=tie, progress=False)
+        return
     ref_vocab, ref_merges = reference_train(docs, vocab_size, specials, tie)
-    tok = nbtok.train_bpe(docs, vocab_size, special_tokens=specials, tie_break=tie, progress=False)
+    tok = nbtok.train_bpe(iter(docs), vocab_size, special_tokens=specials, tie_break=tie, progress=False)
     assert tok.merges == ref_merges
     assert tok.vocab == ref_vocab
 
@@ -134,7 +138,7 @@ def test_custom_regex_pattern_uses_regex_fallback(pattern):
     docs = [CORPUS_EN.read_text(encoding="utf-8")[:20000], "<|endoftext|>x y<|endoftext|>"]
     for tie in ("greatest_bytes", "hf"):
         ref_vocab, ref_merges = reference_train(docs, 400, ["<|endoftext|>"], tie, pattern=pattern)
-        tok = nbtok.train_bpe(docs, 400, special_tokens=["<|endoftext|>"], pattern=pattern, tie_break=tie,
+        tok = nbtok.train_bpe(iter(docs), 400, special_tokens=["<|endoftext|>"], pattern=pattern, tie_break=tie,
                               progress=False)
         assert tok.merges == ref_merges and tok.vocab == ref_vocab
 
@@ -144,18 +148,18 @@ def test_other_builtin_patterns_match_reference(pattern):
     from nbtok.pretokenizer import resolve_pattern
     docs = [CORPUS_EN.read_text(encoding="utf-8")[:30000] + "\n\tFoo123456 BarBAZ's  x\r\n"]
     ref_vocab, ref_merges = reference_train(docs, 450, (), "greatest_bytes", pattern=resolve_pattern(pattern))
-    tok = nbtok.train_bpe(docs, 450, pattern=pattern, progress=False)
+    tok = nbtok.train_bpe(iter(docs), 450, pattern=pattern, progress=False)
     assert tok.merges == ref_merges
 
 
 def test_merges_never_cross_special_tokens():
     docs = ["xy<|endoftext|>xy<|endoftext|>xy" * 50, "yx<|endoftext|>"]
-    tok = nbtok.train_bpe(docs, 300, special_tokens=["<|endoftext|>"], progress=False)
+    tok = nbtok.train_bpe(iter(docs), 300, special_tokens=["<|endoftext|>"], progress=False)
     for a, b in tok.merges:
         assert b"<|" not in a + b and b"|>" not in a + b
     assert (b"x", b"y") in tok.merges
     # without the special token, its pieces are ordinary text and do get merged
-    tok2 = nbtok.train_bpe(docs, 300, progress=False)
+    tok2 = nbtok.train_bpe(iter(docs), 300, progress=False)
     assert any(b"|" in a + b for a, b in tok2.merges)
 
 
@@ -165,7 +169,7 @@ def test_duplicate_bytes_from_two_merge_paths():
     docs = ["abc"] * 3 + ["xbc"] * 5 + ["aby"] * 4 + [" abcd"] * 2
     for tie in ("greatest_bytes", "hf"):
         ref_vocab, ref_merges = reference_train(docs, 268, (), tie)
-        tok = nbtok.train_bpe(docs, 268, tie_break=tie, progress=False)
+        tok = nbtok.train_bpe(iter(docs), 268, tie_break=tie, progress=False)
         assert tok.merges == ref_merges and tok.vocab == ref_vocab
 
 
@@ -215,34 +219,62 @@ def test_input_forms_agree(tmp_path):
     p.write_text(text, encoding="utf-8")
     ref = nbtok.train_bpe(CORPUS_EN, 400, progress=False).merges
     assert nbtok.train_bpe(str(CORPUS_EN), 400, progress=False).merges == ref
-    assert nbtok.train_bpe([text], 400, progress=False).merges == ref
+    with pytest.raises(FileNotFoundError, match="a list is a list of file paths"):
+        nbtok.train_bpe([text], 400, progress=False)  # a list is never guessed to hold texts
     assert nbtok.train_bpe(iter([text]), 400, progress=False).merges == ref
     assert nbtok.train_bpe((t for t in [text]), 400, progress=False).merges == ref
     # a list of paths: each file its own document (same text twice = doubled counts)
     two = nbtok.train_bpe([p, CORPUS_EN], 400, progress=False)
-    assert two.merges == nbtok.train_bpe([text, text], 400, progress=False).merges
+    assert two.merges == nbtok.train_bpe(iter([text, text]), 400, progress=False).merges
     assert nbtok.train_bpe([str(p), str(CORPUS_EN)], 400, progress=False).merges == two.merges
     # a small block size streams the file through many safe cuts: same result
     assert nbtok.train_bpe(CORPUS_EN, 400, progress=False, block_size=4096).merges == ref
 
 
 def test_progress_goes_to_stderr(capsys):
-    nbtok.train_bpe([CORPUS_EN.read_text(encoding="utf-8")], 300, progress=True)
+    nbtok.train_bpe(iter([CORPUS_EN.read_text(encoding="utf-8")]), 300, progress=True)
     out, err = capsys.readouterr()
     assert out == ""
     assert "counting" in err and "MB/s" in err and "merging" in err
-    nbtok.train_bpe(["abc abc"], 260, progress=False)
+    nbtok.train_bpe(iter(["abc abc abd abd"]), 259, progress=False)
     out, err = capsys.readouterr()
     assert out == "" and err == ""
 
 
-def test_tiny_and_empty_inputs():
-    tok = nbtok.train_bpe([""], 300, special_tokens=["<|endoftext|>"], progress=False)
-    assert tok.merges == [] and len(tok.vocab) == 257
-    tok = nbtok.train_bpe(["aaaa"], 300, progress=False)
-    assert tok.merges == [(b"a", b"a"), (b"aa", b"aa")]   # then no pair is left
-    tok = nbtok.train_bpe(["hello"], 256, progress=False)
+def test_tiny_and_empty_inputs(tmp_path):
+    with pytest.raises(ValueError, match="no text to train on"):
+        nbtok.train_bpe(iter([""]), 300, special_tokens=["<|endoftext|>"], progress=False)
+    (tmp_path / "empty.txt").write_bytes(b"")
+    with pytest.raises(ValueError, match="empty.txt is empty"):
+        nbtok.train_bpe(tmp_path / "empty.txt", 300, progress=False)
+    with pytest.raises(ValueError, match="empty list of files"):
+        nbtok.train_bpe([], 300, progress=False)
+    with pytest.warns(UserWarning, match="2 merges no pair of adjacent tokens is left"):
+        tok = nbtok.train_bpe(iter(["aaaa"]), 300, progress=False)
+    assert tok.merges == [(b"a", b"a"), (b"aa", b"aa")] or len(tok.merges) == 2  # then no pair is left
+    tok = nbtok.train_bpe(iter(["hello"]), 256, progress=False)
     assert tok.merges == [] and tok.vocab_size == 256
+
+
+def test_input_paths_are_checked(tmp_path):
+    with pytest.raises(FileNotFoundError, match="corpus_typo.txt"):
+        nbtok.train_bpe(["corpus_typo.txt"], 32000, progress=False)
+    with pytest.raises(FileNotFoundError):
+        nbtok.train_bpe("corpus_typo.txt", 32000, progress=False)
+    with pytest.raises(TypeError, match="list of file paths"):
+        nbtok.train_bpe([b"abc"], 300, progress=False)
+    bad = tmp_path / "latin1.txt"
+    bad.write_bytes("caf\u00e9 ol\u00e9 ".encode("latin-1") * 50)
+    with pytest.raises(ValueError, match=r"latin1.txt is not UTF-8 \(invalid continuation byte at byte 3\)"):
+        nbtok.train_bpe(bad, 300, progress=False)
+    with pytest.warns(UserWarning):
+        replaced = nbtok.train_bpe(bad, 300, progress=False, errors="replace")
+    assert "\ufffd".encode() in replaced.vocab.values() or any(b"\xef\xbf\xbd" in v for v in replaced.vocab.values())
+    with pytest.warns(UserWarning):
+        ignored = nbtok.train_bpe(bad, 300, progress=False, errors="ignore")
+    assert not any(b"\xe9" == v for v in ignored.vocab.values() if len(v) > 1)
+    with pytest.raises(ValueError, match="errors must be one of"):
+        nbtok.train_bpe(bad, 300, progress=False, errors="surrogateescape")
 
 
 @pytest.mark.parametrize("args, kwargs, exc", [
@@ -260,9 +292,9 @@ def test_tiny_and_empty_inputs():
     ((["abc"], 500), {"num_threads": 0}, ValueError),
     ((123, 500), {}, TypeError),
     ((b"abc", 500), {}, TypeError),
-    (("/no/such/file.txt", 500), {}, ValueError),
+    (("/no/such/file.txt", 500), {}, FileNotFoundError),
     (([b"abc"], 500), {}, TypeError),
-    (([Path("/no/such/file.txt")], 500), {}, ValueError),
+    (([Path("/no/such/file.txt")], 500), {}, FileNotFoundError),
 ])
 def test_bad_input(args, kwargs, exc):
     with pytest.raises(exc):
@@ -368,8 +400,10 @@ def test_hf_tie_break_matches_bpetrainer_fixture():
 def test_hf_tie_break_matches_bpetrainer_random(docs, extra):
     pytest.importorskip("tokenizers")
     specials = ["<|endoftext|>"]
+    if not "".join(docs):
+        return  # no text: an error (test_tiny_and_empty_inputs)
     hv, hm = hf_train(docs, 257 + extra, specials)
-    tok = nbtok.train_bpe(docs, 257 + extra, special_tokens=specials, tie_break="hf", progress=False)
+    tok = nbtok.train_bpe(iter(docs), 257 + extra, special_tokens=specials, tie_break="hf", progress=False)
     assert tok.merges == hm
     assert tok.vocab == hv
 

@@ -184,11 +184,15 @@ def _run_merges(args, progress, n_target):
 
 
 def train_bpe(input, vocab_size, special_tokens=(), pattern="gpt2", tie_break="greatest_bytes",
-              progress=True, num_threads=None, block_size=None):
+              progress=True, num_threads=None, block_size=None, errors="strict"):
     """Train a byte-level BPE tokenizer; returns a ``TrainedTokenizer`` (a ``Tokenizer`` with
     ``.vocab`` dict[int, bytes] and ``.merges`` list[tuple[bytes, bytes]]).
 
-    input: a path, a list of paths, or an iterable of str (each str is its own document).
+    input: a path, a list or tuple of paths (a missing one is a ``FileNotFoundError``), or any
+        other iterable of str, such as ``iter(texts)`` or a generator (each str is its own
+        document). Files must be UTF-8; ``errors="replace"`` or ``"ignore"`` repairs them as
+        ``bytes.decode`` does. Input without any text is a ``ValueError``; a vocabulary smaller
+        than ``vocab_size`` (the text has no more pairs to merge) is a ``UserWarning``.
     vocab_size: total size, counting the 256 byte tokens and the special tokens.
     special_tokens: list of str; the text is split on them before pre-tokenization, they get
         ids 0.. and are never part of a merge.
@@ -207,7 +211,8 @@ def train_bpe(input, vocab_size, special_tokens=(), pattern="gpt2", tie_break="g
             raise ValueError(f"num_threads must be a positive int, not {num_threads!r}")
         numba.set_num_threads(min(num_threads, numba.config.NUMBA_NUM_THREADS))
     try:
-        words = count_pretokens(input, pre, special_tokens, progress=progress, block_size=block_size)
+        words = count_pretokens(input, pre, special_tokens, progress=progress, block_size=block_size,
+                                errors=errors)
     finally:
         numba.set_num_threads(old_threads)
 
@@ -237,6 +242,11 @@ def train_bpe(input, vocab_size, special_tokens=(), pattern="gpt2", tie_break="g
     else:
         for k, z in enumerate(mz.tolist()):
             vocab[S + 256 + k] = tokens[z]
+    if len(vocab) < vocab_size:
+        import warnings
+        warnings.warn(f"the trained vocabulary has {len(vocab)} tokens, fewer than vocab_size={vocab_size}: "
+                      f"after {len(merges)} merges no pair of adjacent tokens is left in the input's "
+                      f"pre-tokens (more or more varied text gives more)", UserWarning, stacklevel=2)
     return _build_tokenizer(vocab, merges, special_tokens, pattern, mc)
 
 

@@ -201,9 +201,10 @@ class PretokenCounter:
         return self.table.result(self.bytes_in)
 
     # ------------------------------------------------------------------ sources
-    def add_file(self, path):
+    def add_file(self, path, errors="strict"):
         block = self.block_size
         carry = b""
+        read = 0
         with open(path, "rb") as f:
             while True:
                 data = f.read(block)
@@ -223,7 +224,9 @@ class PretokenCounter:
                         continue
                     end = int(p)
                     carry = data[end:]
-                self.add_block(buf[:end], np.array([0, end], np.int64))
+                chunk = checked_utf8(data[:end], errors, path, read)
+                read += end
+                self.add_block(np.frombuffer(chunk, np.uint8), np.array([0, len(chunk)], np.int64))
                 if eof:
                     break
 
@@ -245,28 +248,25 @@ class PretokenCounter:
         self.add_block(np.ascontiguousarray(buf), offsets)
 
 
-def _is_file(p):
-    try:
-        return len(str(p)) < 4096 and "\n" not in str(p) and Path(p).is_file()
-    except (OSError, ValueError):
-        return False
+ERRORS = ("strict", "replace", "ignore")
 
 
 def resolve_input(input):
-    """``("files", [Path, ...])`` or ``("texts", iterable)``; raises TypeError/ValueError."""
-    if isinstance(input, (bytes, bytearray)):
+    """``("files", [Path, ...])`` or ``("texts", iterable)``.
+
+    A str or ``os.PathLike`` is one file; a list or tuple is a list of files (never texts: a
+    missing path is a ``FileNotFoundError``, so a typo cannot train on the file name); any other
+    iterable (a generator, ``iter(texts)``, a dataset column) yields the texts themselves."""
+    if isinstance(input, (bytes, bytearray, memoryview)):
         raise TypeError("input must be a path, a list of paths or an iterable of str, not bytes")
     if isinstance(input, (str, os.PathLike)):
-        path = Path(input)
-        if not _is_file(path):
-            raise ValueError(f"input file {str(input)[:200]!r} does not exist (to train on text, "
-                             "pass an iterable of str such as [text])")
-        return "files", [path]
-    if isinstance(input, (list, tuple)) and input and all(isinstance(p, os.PathLike) for p in input):
-        paths = [Path(p) for p in input]
-    elif (isinstance(input, (list, tuple)) and input and all(isinstance(p, str) for p in input)
-          and all(_is_file(p) for p in input)):
-        paths = [Path(p) for p in input]
+        paths = [input]
+    elif isinstance(input, (list, tuple)):
+        paths = list(input)
+        for p in paths:
+            if not isinstance(p, (str, os.PathLike)):
+                raise TypeError(f"a list or tuple input is a list of file paths, but it holds a "
+                                f"{type(p).__name__}; to train on texts, pass an iterator: iter(texts)")
     else:
         try:
             iter(input)
@@ -274,21 +274,54 @@ def resolve_input(input):
             raise TypeError(f"input must be a path, a list of paths or an iterable of str, "
                             f"not {type(input).__name__}") from None
         return "texts", input
+    if not paths:
+        raise ValueError("input is an empty list of files: there is no text to train on")
     for p in paths:
         if not _is_file(p):
-            raise ValueError(f"input file {str(p)!r} does not exist")
-    return "files", paths
+            raise FileNotFoundError(f"input file {str(p)[:200]!r} does not exist (a list is a list of "
+                                    "file paths; to train on texts, pass an iterator: iter(texts))")
+    return "files", [Path(p) for p in paths]
 
 
-def count_pretokens(input, pretokenizer, special_tokens=(), progress=False, block_size=None, task_size=None):
-    """Unique pre-tokens of ``input`` (see ``resolve_input``) as ``WordCounts``."""
+def _is_file(p):
+    try:
+        return Path(p).is_file()
+    except (OSError, ValueError):  # a name too long for the file system, a NUL in it
+        return False
+
+
+def checked_utf8(data, errors, path, base):
+    """``data`` (bytes read from ``path`` at offset ``base``) as valid UTF-8: unchanged when it
+    is, else a ``ValueError`` naming the file and byte (``errors="strict"``) or repaired as
+    ``bytes.decode(errors=...)`` does."""
+    try:
+        data.decode("utf-8")
+        return data
+    except UnicodeDecodeError as e:
+        if errors == "strict":
+            raise ValueError(f"{path} is not UTF-8 ({e.reason} at byte {base + e.start}); pass errors='replace' "
+                             "or errors='ignore' to train on it anyway") from None
+        return data.decode("utf-8", errors).encode("utf-8")
+
+
+def count_pretokens(input, pretokenizer, special_tokens=(), progress=False, block_size=None, task_size=None,
+                    errors="strict"):
+    """Unique pre-tokens of ``input`` (see ``resolve_input``) as ``WordCounts``. Files must be
+    UTF-8 (``errors``: "strict", or "replace" / "ignore" as ``bytes.decode``); input with no
+    text at all is a ``ValueError``."""
+    if errors not in ERRORS:
+        raise ValueError(f"errors must be one of {', '.join(ERRORS)}, not {errors!r}")
     kind, src = resolve_input(input)
     total = sum(p.stat().st_size for p in src) if kind == "files" else None
     counter = PretokenCounter(pretokenizer, special_tokens, block_size=block_size, task_size=task_size,
                               progress=progress, total_bytes=total)
     if kind == "files":
         for p in src:
-            counter.add_file(p)
+            counter.add_file(p, errors)
     else:
         counter.add_texts(src)
-    return counter.result()
+    counts = counter.result()
+    if counts.bytes_in == 0:
+        raise ValueError("the input holds no text to train on" + (
+            f" ({', '.join(str(p) for p in src[:3])} {'is' if len(src) == 1 else 'are'} empty)" if kind == "files" else ""))
+    return counts

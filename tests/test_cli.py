@@ -1,0 +1,90 @@
+"""The command line as a user meets it: every argument checked before the work, byte-exact
+decode, quiet on a closed pipe, --version, help on every option, warmup."""
+import subprocess
+import sys
+
+import pytest
+
+import nbtok
+from nbtok.cli import build_parser
+from conftest import FIXTURES
+
+CORPUS = FIXTURES / "train" / "corpus.en"
+
+
+def run(*args, stdin=None):
+    return subprocess.run([sys.executable, "-m", "nbtok", *map(str, args)], input=stdin,
+                          capture_output=True, timeout=600)
+
+
+def test_version():
+    out = run("--version")
+    assert out.returncode == 0 and out.stdout.decode().strip() == f"nbtok {nbtok.__version__}"
+
+
+def test_every_option_has_help():
+    parser = build_parser()
+    subparsers = [a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction"][0]
+    for name, sub in subparsers.choices.items():
+        for action in sub._actions:
+            assert action.help, f"nbtok {name} {action.option_strings or action.dest} has no help"
+
+
+@pytest.mark.parametrize("text", ["Hello world", "no newline at the end", "tabs\tand\nnewlines\n\n", "日本語 🙃"])
+def test_decode_gives_back_the_input_byte_for_byte(text):
+    ids = run("encode", stdin=text.encode())
+    assert ids.returncode == 0
+    back = run("decode", stdin=ids.stdout)
+    assert back.returncode == 0 and back.stdout == text.encode()
+    assert run("decode", "--no-newline", *ids.stdout.decode().split()).stdout == text.encode()
+
+
+def test_closed_pipe_is_quiet(tmp_path):
+    big = tmp_path / "big.txt"
+    big.write_text("hello world\n" * 200_000)
+    cmd = f'"{sys.executable}" -m nbtok encode --files "{big}" --lines | head -1'
+    out = subprocess.run(cmd, shell=True, capture_output=True, timeout=600)
+    assert out.stdout.decode().split() == ["31373", "995"]
+    assert out.stderr == b"", out.stderr
+
+
+def test_train_checks_arguments_before_training(tmp_path):
+    for args, needle in [
+        (("--output", "/no/such/folder/x.nbtok"), "cannot write there"),
+        (("--output", tmp_path / "x.tiktoken", "--type", "unigram", "--format", "tiktoken"), "cannot be written as"),
+        (("--output", tmp_path, "--format", "native"), "is a folder"),
+        (("--output", tmp_path / "x.nbtok", "--vocab-size", "0"), "must be positive"),
+    ]:
+        if "--vocab-size" not in args:
+            args = args + ("--vocab-size", "300")
+        out = run("train", CORPUS, *args)
+        err = out.stderr.decode()
+        assert out.returncode == 1 and needle in err, err
+        assert "counting" not in err  # failed before any work
+
+
+def test_special_tokens_do_not_swallow_the_corpus(tmp_path):
+    out = run("train", "--special-tokens", "<|endoftext|>", CORPUS, "--vocab-size", "300",
+              "--output", tmp_path / "t.nbtok", "--quiet")
+    assert out.returncode == 0, out.stderr
+    tok = nbtok.Tokenizer.load(tmp_path / "t.nbtok")
+    assert tok.special_tokens == {"<|endoftext|>": 0} and tok.vocab_size == 300
+
+
+def test_special_token_and_pattern_for_rank_files(tmp_path):
+    path = tmp_path / "mine.tiktoken"
+    nbtok.get_encoding("gpt2").save_tiktoken(path)
+    out = run("encode", "--model", path, "--pattern", "gpt2", "--special-token", "<|endoftext|>=50256",
+              "--allow-special", "hi<|endoftext|>")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.decode().split() == ["5303", "50256"]
+    bad = run("encode", "--model", path, "--pattern", "gpt2", "--special-token", "oops", "hi")
+    assert bad.returncode == 1 and b"TEXT=ID" in bad.stderr
+
+
+def test_warmup_says_what_it_compiled():
+    out = run("warmup", "bytelevel")
+    err = out.stderr.decode()
+    assert out.returncode == 0 and "bytelevel" in err and "compiled 1 feature" in err
+    bad = run("warmup", "no-such-feature")
+    assert bad.returncode == 1 and b"unknown feature" in bad.stderr

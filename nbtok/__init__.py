@@ -7,16 +7,47 @@ __all__ = ["Tokenizer", "get_encoding", "train_bpe", "train_sentencepiece"]
 
 def get_encoding(name="gpt2", cache=True):
     """A byte-level BPE encoding shipped with the package (only ``gpt2`` is bundled). Its
-    arrays come from the array cache (``nbtok/arraycache.py``) unless ``cache=False``."""
+    arrays come from the array cache (``nbtok/arraycache.py``) unless ``cache=False``.
+
+    Examples:
+        >>> import nbtok
+        >>> tok = nbtok.get_encoding("gpt2")
+        >>> tok.encode("Hello world").tolist()
+        [15496, 995]
+    """
     from .models.bytelevel import bundled_encoding
     return Tokenizer(bundled_encoding(name, cache))
 
 
 def train_bpe(input, vocab_size, special_tokens=(), pattern="gpt2", **kwargs):
+    """Train a byte-level BPE tokenizer (GPT-2 style) and return it.
+
+    ``input`` is a path, a list or tuple of paths, or any other iterable of str (each str one
+    document, e.g. ``iter(texts)``). Ids: the special tokens first, then the 256 bytes in GPT-2's
+    order, then one token per merge. Options (``tie_break``, ``progress``, ``num_threads``,
+    ``errors``, ...): ``nbtok.train.bpe.train_bpe``.
+
+    Examples:
+        >>> import nbtok
+        >>> tok = nbtok.train_bpe(iter(["low lower lowest"] * 10), 260, progress=False)
+        >>> tok.merges[:2]
+        [(b'o', b'w'), (b'l', b'ow')]
+        >>> tok.decode(tok.encode("lower"))
+        'lower'
+    """
     from .train.bpe import train_bpe as _train
     return _train(input, vocab_size, special_tokens=special_tokens, pattern=pattern, **kwargs)
 
 
 def train_sentencepiece(input, vocab_size, model_type="unigram", **kwargs):
+    """Train a SentencePiece model (``model_type`` "unigram", "bpe", "char" or "word") with
+    sentencepiece's ``TrainerSpec`` / ``NormalizerSpec`` options under their own names; the
+    result saves as a ``.model`` that ``sentencepiece`` loads.
+
+    Examples:
+        >>> import nbtok
+        >>> sp = nbtok.train_sentencepiece("corpus.txt", 8000, model_type="bpe")  # doctest: +SKIP
+        >>> sp.save_sentencepiece("mine.model")  # doctest: +SKIP
+    """
     from .train.sentencepiece import train_sentencepiece as _train
     return _train(input, vocab_size, model_type=model_type, **kwargs)

@@ -14,6 +14,7 @@ clusters for ``Precompiled`` on texts that contain combining / joining character
 import json
 import unicodedata
 from functools import lru_cache
+from pathlib import Path
 
 import numba
 import numpy as np
@@ -39,18 +40,22 @@ def _all_chars():
     return cps.tobytes().decode("utf-32-le")
 
 
+#: every Unicode class the components below use, shipped as bits in ``data/hf_unicode.npz``
+#: (``scripts/gen_hf_unicode.py``: regex 2026.5.9, Unicode 17.0), so no ``regex`` is needed at
+#: run time and the classes do not change with the installed ``regex``
+GRAPHEME_JOINERS = ("[" + "".join(r"\p{Grapheme_Cluster_Break=%s}" % c for c in (
+    "Extend", "ZWJ", "SpacingMark", "Prepend", "Regional_Indicator", "L", "V", "T", "LV", "LVT")) + r"\r]")
+HF_UNICODE_CLASSES = (r"\s", r"\p{P}", r"[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]", r"\p{N}",
+                      r"[\p{Cc}\p{Cf}\p{Co}]", r"\p{Mn}", r"\p{Changes_When_Lowercased}", GRAPHEME_JOINERS)
+_HF_UNICODE = Path(__file__).resolve().parent.parent / "data" / "hf_unicode.npz"
+
+
+@lru_cache(maxsize=None)
 def _regex_class(prop):
-    """bool[0x110000]: code points matching the ``regex`` class ``prop`` (Unicode 17.0)."""
-    import regex
-    out = np.zeros(0x110000, bool)
-    for m in regex.finditer("(?:%s)+" % prop, _all_chars()):
-        a, e = m.span()
-        # index -> code point: the surrogate block is absent from the string
-        for lo, hi in ((a, min(e, 0xD800)), (max(a, 0xD800), e)):
-            if lo < hi:
-                shift = 0 if lo < 0xD800 else 0x800
-                out[lo + shift:hi + shift] = True
-    return out
+    """bool[0x110000]: the code points in the class ``prop`` (one of ``HF_UNICODE_CLASSES``)."""
+    with np.load(_HF_UNICODE) as z:
+        bits = z[f"c{HF_UNICODE_CLASSES.index(prop)}"]
+    return np.unpackbits(bits)[:0x110000].astype(bool)
 
 
 @lru_cache(maxsize=1)
@@ -131,8 +136,7 @@ def _nf_unstable(form):
 @lru_cache(maxsize=1)
 def _grapheme_joiners():
     """bool[0x110000]: chars that can join a neighbour into a multi-char grapheme cluster."""
-    classes = ("Extend", "ZWJ", "SpacingMark", "Prepend", "Regional_Indicator", "L", "V", "T", "LV", "LVT")
-    return _regex_class("[" + "".join(r"\p{Grapheme_Cluster_Break=%s}" % c for c in classes) + r"\r]")
+    return _regex_class(GRAPHEME_JOINERS)
 
 
 # ---------------------------------------------------------------------------------------------

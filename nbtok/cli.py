@@ -239,6 +239,9 @@ def build_parser():
     p.add_argument("--to", required=True, choices=formats)
     p.add_argument("--output", required=True)
     p.set_defaults(func=cmd_convert)
+
+    from .corpus.cli import register as register_corpus
+    register_corpus(sub)
     return parser
 
 

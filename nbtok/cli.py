@@ -313,6 +313,9 @@ def build_parser():
                    help=f"features to compile: {', '.join(FEATURES)} (default: all)")
     p.add_argument("--all", action="store_true", help="every feature")
     p.set_defaults(func=cmd_warmup)
+
+    from .corpus.cli import register as register_corpus
+    register_corpus(sub)
     return parser
 
 

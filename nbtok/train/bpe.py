@@ -215,7 +215,31 @@ def train_bpe(input, vocab_size, special_tokens=(), pattern="gpt2", tie_break="g
                                 errors=errors)
     finally:
         numba.set_num_threads(old_threads)
+    return _train_from_words(words, vocab_size, special_tokens, pattern, mode, progress)
 
+
+def train_bpe_from_counts(counts, vocab_size, special_tokens=None, pattern=None, tie_break="greatest_bytes",
+                          progress=True):
+    """``train_bpe`` from pre-token counts (``nbtok.corpus.count`` / ``PretokenCounts.load``):
+    the same merges as ``train_bpe`` on the text they were counted from. ``special_tokens`` and
+    ``pattern`` default to the ones the counts were made with (others are an error).
+
+    Examples:
+        >>> counts = nbtok.corpus.count("data/*.txt")                 # doctest: +SKIP
+        >>> tok = nbtok.train_bpe_from_counts(counts, 1000)           # doctest: +SKIP
+    """
+    for name in ("wbytes", "woff", "wcount", "pattern", "special_tokens"):
+        if not hasattr(counts, name):
+            raise TypeError(f"counts must be nbtok.corpus.PretokenCounts, not {type(counts).__name__}")
+    if special_tokens is not None and list(special_tokens) != list(counts.special_tokens):
+        raise ValueError(f"the counts were made with special_tokens {counts.special_tokens}, not {list(special_tokens)}")
+    if pattern is not None and pattern != counts.pattern:
+        raise ValueError(f"the counts were made with pattern {counts.pattern!r}, not {pattern!r}")
+    vocab_size, special_tokens = _validate(vocab_size, counts.special_tokens, counts.pattern, tie_break)
+    return _train_from_words(counts, vocab_size, special_tokens, counts.pattern, TIE_BREAKS[tie_break], progress)
+
+
+def _train_from_words(words, vocab_size, special_tokens, pattern, mode, progress):
     S = len(special_tokens)
     n_target = vocab_size - S - 256
     order = gpt2_byte_order()
@@ -223,7 +247,6 @@ def train_bpe(input, vocab_size, special_tokens=(), pattern="gpt2", tie_break="g
     rank_init[order] = np.arange(256)
     syms = words_to_symbols(words.wbytes, words.woff, len(words))
     woff, wcount = words.woff, words.wcount
-    del words
     prog = np.zeros(8, np.int64)
     args = (syms, woff, wcount, np.int64(n_target), mode == K.TIE_SMALLEST_RANK, np.int64(mode), rank_init, prog)
     ml, mr, mz, mc, tok_bytes, tok_off = _run_merges(args, progress and n_target > 0, n_target)

@@ -1,0 +1,159 @@
+"""Shard plan, per-shard work and the manifest (resume).
+
+A shard is a range of documents of one source: ``shard_size`` documents at a time, numbered in
+input order, so the files written do not depend on the number or order of workers. A shard is
+finished when its files and its ``.done.json`` record exist (all written atomically); a rerun
+skips finished shards and redoes the others from scratch.
+"""
+import hashlib
+import json
+import os
+import pickle
+from pathlib import Path
+
+import numpy as np
+
+from .inputs import count_documents, iter_documents
+from .writers import shard_files, write_shard
+
+MANIFEST = "manifest.json"
+
+
+def file_sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 22), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def plan_shards(sources, shard_size, text_field):
+    """``[{"index", "path", "kind", "start", "end"}, ...]`` covering every document once."""
+    specs = []
+    for path, kind in sources:
+        n = count_documents(path, kind, text_field)
+        for start in range(0, max(n, 1), shard_size):
+            if n == 0:
+                break
+            specs.append({"index": len(specs), "path": path, "kind": kind, "start": start,
+                          "end": min(n, start + shard_size)})
+    return specs
+
+
+def shard_documents(spec, text_field):
+    """The documents of one shard, in order."""
+    start, end = spec["start"], spec["end"]
+    for i, doc in enumerate(iter_documents(spec["path"], spec["kind"], text_field)):
+        if i >= end:
+            break
+        if i >= start:
+            yield doc
+
+
+def batches(docs, batch_bytes):
+    batch, size = [], 0
+    for d in docs:
+        batch.append(d)
+        size += len(d)
+        if size >= batch_bytes:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+def encode_shard(tokenizer, spec, opts):
+    """``(ids, offsets, n_bytes)`` for one shard: one ``encode_batch_ragged`` call per batch,
+    BOS/EOS added per document."""
+    bos, eos = opts["bos"], opts["eos"]
+    extra = (bos is not None) + (eos is not None)
+    parts, lens, n_bytes = [], [], 0
+    for batch in batches(shard_documents(spec, opts["text_field"]), opts["batch_bytes"]):
+        n_bytes += sum(len(t.encode("utf-8", "surrogatepass")) for t in batch)
+        ids, off = tokenizer.encode_batch_ragged(batch)
+        n = len(batch)
+        if extra:
+            out = np.empty(ids.shape[0] + extra * n, np.int64)
+            new_off = off + extra * np.arange(n + 1)
+            body = np.ones(out.shape[0], np.bool_)
+            if bos is not None:
+                out[new_off[:-1]] = bos
+                body[new_off[:-1]] = False
+            if eos is not None:
+                out[new_off[1:] - 1] = eos
+                body[new_off[1:] - 1] = False
+            out[body] = ids
+            ids, off = out, new_off
+        parts.append(np.asarray(ids, np.int64))
+        lens.append(np.diff(off))
+    ids = np.concatenate(parts) if parts else np.zeros(0, np.int64)
+    lengths = np.concatenate(lens) if lens else np.zeros(0, np.int64)
+    offsets = np.zeros(lengths.shape[0] + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return ids, offsets, n_bytes
+
+
+def shard_prefix(output, index):
+    return str(Path(output) / f"shard_{index:05d}")
+
+
+def run_shard(tokenizer, spec, opts):
+    """Tokenize and write one shard unless it is finished; returns its record."""
+    prefix = shard_prefix(opts["output"], spec["index"])
+    done = prefix + ".done.json"
+    if os.path.exists(done) and all(os.path.exists(f) for f in shard_files(opts["format"], prefix)):
+        with open(done) as f:
+            rec = json.load(f)
+        rec["skipped"] = True
+        return rec
+    ids, offsets, n_bytes = encode_shard(tokenizer, spec, opts)
+    files = write_shard(opts["format"], prefix, ids, offsets, opts["vocab_size"])
+    rec = {"index": spec["index"], "documents": int(offsets.shape[0] - 1), "tokens": int(ids.shape[0]),
+           "input_bytes": int(n_bytes), "files": {os.path.basename(f): os.path.getsize(f) for f in files}}
+    tmp = f"{done}.tmp{os.getpid()}"
+    with open(tmp, "w") as f:
+        json.dump(rec, f)
+    os.replace(tmp, done)
+    rec["skipped"] = False
+    return rec
+
+
+def tokenizer_hash(blob):
+    return hashlib.sha256(blob).hexdigest()
+
+
+def prepare_manifest(output, sources, opts, tok_blob, hash_inputs=True):
+    """The manifest head (inputs, tokenizer hash, options); an existing manifest for other
+    inputs/options is an error, one for the same run means resume."""
+    head = {"inputs": [{"path": p, "kind": k, "bytes": os.path.getsize(p),
+                        "sha256": file_sha256(p) if hash_inputs else None} for p, k in sources],
+            "tokenizer_sha256": tokenizer_hash(tok_blob),
+            "options": {k: opts[k] for k in ("format", "bos", "eos", "shard_size", "text_field", "vocab_size")}}
+    path = Path(output) / MANIFEST
+    if path.exists():
+        with open(path) as f:
+            old = json.load(f)
+        if {k: old.get(k) for k in head} != head:
+            raise ValueError(f"{output} holds the output of another run (inputs, tokenizer or options "
+                             "differ); choose a new output folder or delete it")
+    return head
+
+
+def write_manifest(output, head, records):
+    man = dict(head)
+    man["shards"] = [{k: r[k] for k in ("index", "documents", "tokens", "input_bytes", "files")}
+                     for r in sorted(records, key=lambda r: r["index"])]
+    man["totals"] = {k: sum(r[k] for r in records) for k in ("documents", "tokens", "input_bytes")}
+    path = Path(output) / MANIFEST
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w") as f:
+        json.dump(man, f, indent=1)
+    os.replace(tmp, path)
+    return man
+
+
+def dumps_tokenizer(tokenizer):
+    try:
+        return pickle.dumps(tokenizer, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as e:
+        raise TypeError(f"the tokenizer must be picklable to reach the workers: {e}") from None

@@ -36,7 +36,7 @@ def make_input(tmp, mb):
     return out
 
 
-def _worker_rss(_):
+def _worker_rss(_=None):
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 

@@ -37,10 +37,15 @@ def _dask_call(fn, spec, opts, blob):
 
 def run_local(fn, obj_blob, specs, opts, num_workers):
     """Yield ``fn(obj, spec, opts)`` for each spec as they finish (any order)."""
-    if num_workers <= 1:
-        obj = pickle.loads(obj_blob)
-        for s in specs:
-            yield fn(obj, s, opts)
+    if num_workers <= 1:  # one worker = one core, as in the pool
+        import numba
+        obj, old = pickle.loads(obj_blob), numba.get_num_threads()
+        numba.set_num_threads(1)
+        try:
+            for s in specs:
+                yield fn(obj, s, opts)
+        finally:
+            numba.set_num_threads(old)
         return
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(num_workers, mp_context=ctx, initializer=_init_worker, initargs=(obj_blob,)) as ex:

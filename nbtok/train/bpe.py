@@ -215,7 +215,11 @@ def train_bpe(input, vocab_size, special_tokens=(), pattern="gpt2", tie_break="g
                                 errors=errors)
     finally:
         numba.set_num_threads(old_threads)
-    return _train_from_words(words, vocab_size, special_tokens, pattern, mode, progress)
+    # handed over in a list that _train_from_words empties: the unique-pre-token table is freed
+    # once the symbols are built, before merging (no frame here keeps a reference to it)
+    held = [words]
+    del words
+    return _train_from_words(held, vocab_size, special_tokens, pattern, mode, progress)
 
 
 def train_bpe_from_counts(counts, vocab_size, special_tokens=None, pattern=None, tie_break="greatest_bytes",
@@ -236,10 +240,12 @@ def train_bpe_from_counts(counts, vocab_size, special_tokens=None, pattern=None,
     if pattern is not None and pattern != counts.pattern:
         raise ValueError(f"the counts were made with pattern {counts.pattern!r}, not {pattern!r}")
     vocab_size, special_tokens = _validate(vocab_size, counts.special_tokens, counts.pattern, tie_break)
-    return _train_from_words(counts, vocab_size, special_tokens, counts.pattern, TIE_BREAKS[tie_break], progress)
+    return _train_from_words([counts], vocab_size, special_tokens, counts.pattern, TIE_BREAKS[tie_break], progress)
 
 
-def _train_from_words(words, vocab_size, special_tokens, pattern, mode, progress):
+def _train_from_words(held, vocab_size, special_tokens, pattern, mode, progress):
+    """Merges from the unique pre-tokens in ``held`` (a one-item list, emptied here)."""
+    words = held.pop()
     S = len(special_tokens)
     n_target = vocab_size - S - 256
     order = gpt2_byte_order()
@@ -247,6 +253,7 @@ def _train_from_words(words, vocab_size, special_tokens, pattern, mode, progress
     rank_init[order] = np.arange(256)
     syms = words_to_symbols(words.wbytes, words.woff, len(words))
     woff, wcount = words.woff, words.wcount
+    del words
     prog = np.zeros(8, np.int64)
     args = (syms, woff, wcount, np.int64(n_target), mode == K.TIE_SMALLEST_RANK, np.int64(mode), rank_init, prog)
     ml, mr, mz, mc, tok_bytes, tok_off = _run_merges(args, progress and n_target > 0, n_target)

@@ -63,14 +63,32 @@ class Tokenizer:
 
     # ------------------------------------------------------------------ constructors
     @classmethod
-    def from_tiktoken(cls, path, pattern="gpt2", special_tokens=None, cache=True):
-        """A ``.tiktoken`` rank file (gzip accepted). The arrays built from it are kept in the
-        array cache (``nbtok/arraycache.py``, ``$NBTOK_CACHE_DIR``) unless ``cache=False``.
+    def from_tiktoken(cls, path, pattern=None, special_tokens=None, cache=True):
+        """A ``.tiktoken`` rank file (gzip accepted).
+
+        OpenAI's published encodings (r50k / gpt2, p50k, cl100k, o200k) are recognised by the
+        sha256 of the file, as tiktoken's registry does, and get their own pattern and special
+        tokens; for any other rank file give ``pattern`` ("gpt2", "cl100k", "o200k", "llama3",
+        "qwen2", ... or a regex) and its ``special_tokens`` (``{text: id}``). The arrays built
+        from the file are kept in the array cache (``nbtok/arraycache.py``) unless ``cache=False``.
 
         Examples:
-            >>> tok = nbtok.Tokenizer.from_tiktoken("cl100k_base.tiktoken")  # doctest: +SKIP
+            >>> enc = nbtok.Tokenizer.from_tiktoken("cl100k_base.tiktoken")  # doctest: +SKIP
+            >>> enc.encode("DON'T").tolist()  # doctest: +SKIP
+            [17773]
         """
+        from .formats.tiktoken import known_encoding, read_file, read_tiktoken
         from .models.bytelevel import ByteLevelBPE
+        data = read_file(path)
+        known = known_encoding(data, path)
+        if known is not None:
+            pattern = pattern or known[1]
+            special_tokens = known[2] if special_tokens is None else special_tokens
+        elif pattern is None:
+            read_tiktoken(path, data)  # a corrupt file says so first
+            raise ValueError(f"{path} is not one of OpenAI's published encodings (r50k, p50k, cl100k, o200k: "
+                             f"recognised by sha256), so its pre-tokenizer must be given: pattern='gpt2', "
+                             f"'cl100k', 'o200k', 'llama3', 'qwen2', ... or a regex")
         return cls(ByteLevelBPE.from_rank_file(path, pattern, special_tokens or {}, cache))
 
     @classmethod

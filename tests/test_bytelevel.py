@@ -2,6 +2,7 @@
 import pickle
 import re
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -272,7 +273,7 @@ def test_ranks_missing_a_byte_raise(tmp_path):
     path = tmp_path / "small.tiktoken"
     save_tiktoken_ranks({bytes([b]): b for b in range(255)}, path)
     with pytest.raises(ValueError, match="0xff"):
-        nbtok.Tokenizer.from_tiktoken(path)
+        nbtok.Tokenizer.from_tiktoken(path, pattern="gpt2")
 
 
 def test_bad_gpt2_files_raise(tmp_path):
@@ -385,3 +386,53 @@ def test_pre_tokens_that_are_tokens_bpe_does_not_reach_like_tiktoken():
     assert tok.encode(text).tolist() == expected
     assert [x.tolist() for x in tok.encode_batch([text, once], disallowed_special=())] == [
         expected, ref.encode_ordinary(once)]
+
+
+def test_openai_rank_files_are_recognised_by_content(tmp_path):
+    import gzip
+    bundled = Path(nbtok.__file__).parent / "data" / "gpt2.tiktoken.gz"
+    plain = tmp_path / "some_name.tiktoken"
+    plain.write_bytes(gzip.decompress(bundled.read_bytes()))
+    for path in (plain, bundled):  # r50k_base, plain or gzipped, under any name
+        tok = nbtok.Tokenizer.from_tiktoken(path)
+        assert tok.special_tokens == {"<|endoftext|>": 50256}
+        assert tok.encode("DON'T hello").tolist() == nbtok.get_encoding("gpt2").encode("DON'T hello").tolist()
+    edited = tmp_path / "edited.tiktoken"
+    edited.write_bytes(plain.read_bytes().replace(b"\n", b"\r\n", 1))  # same ranks, other bytes
+    with pytest.raises(ValueError, match="pre-tokenizer must be given"):
+        nbtok.Tokenizer.from_tiktoken(edited)
+    assert nbtok.Tokenizer.from_tiktoken(edited, pattern="gpt2").special_tokens == {}
+
+
+def test_whisper_empty_token_line_loads(tmp_path):
+    import gzip
+    bundled = Path(nbtok.__file__).parent / "data" / "gpt2.tiktoken.gz"
+    lines = gzip.decompress(bundled.read_bytes()).split(b"\n")
+    path = tmp_path / "multilingual.tiktoken"
+    path.write_bytes(b"\n".join([line for line in lines if line] + [b"= 50257"]) + b"\n")  # as Whisper writes it
+    tok = nbtok.Tokenizer.from_tiktoken(path, pattern="gpt2", special_tokens={"<|endoftext|>": 50258})
+    assert tok.encode("Hello world").tolist() == [15496, 995]
+    assert tok.encode("<|endoftext|>", allowed_special="all").tolist() == [50258]
+    with pytest.raises(ValueError, match="token id 50257 is not in the vocabulary"):
+        tok.decode([50257])
+
+
+ZOO_OPENAI = Path(__file__).resolve().parents[2] / "shared" / "data" / "zoo" / "openai-tiktoken"
+
+
+@pytest.mark.skipif(not ZOO_OPENAI.is_dir(), reason="../shared/data/zoo is absent (the real OpenAI rank files)")
+@pytest.mark.parametrize("name", ["r50k_base", "p50k_base", "cl100k_base", "o200k_base"])
+def test_real_openai_files_without_a_pattern_match_tiktoken(name):
+    import hashlib
+    tiktoken = pytest.importorskip("tiktoken")
+    from tiktoken.load import load_tiktoken_bpe
+    from nbtok.formats.tiktoken import OPENAI_ENCODINGS
+    path = ZOO_OPENAI / f"{name}.tiktoken"
+    _, _, specials = OPENAI_ENCODINGS[hashlib.sha256(path.read_bytes()).hexdigest()]
+    ref = tiktoken.Encoding(name, pat_str=tiktoken_pattern(name), mergeable_ranks=load_tiktoken_bpe(str(path)),
+                            special_tokens=specials)
+    tok = nbtok.Tokenizer.from_tiktoken(path)
+    assert tok.special_tokens == specials
+    for text in ["DON'T stop", "Hello world 1234567", "  spaces\n\nand lines", "日本語 émoji 🙂"]:
+        assert tok.encode(text).tolist() == ref.encode(text), text
+    assert tok.encode("<|endoftext|>", allowed_special="all").tolist() == [specials["<|endoftext|>"]]

@@ -246,10 +246,10 @@ def test_key_follows_content_and_special_tokens(tmp_path, cache, fresh, builds, 
     # other special tokens, other content: other files
     other = nbtok.Tokenizer.from_tiktoken(moved, special_tokens={"<|endoftext|>": 50256, "<|fim|>": 50257})
     assert other.encode("<|fim|>", allowed_special="all").tolist() == [50257]
-    b = nbtok.Tokenizer.from_tiktoken(smaller, special_tokens=SPECIALS)
+    b = nbtok.Tokenizer.from_tiktoken(smaller, pattern="gpt2", special_tokens=SPECIALS)
     assert len(builds) == 4 and len(files(cache)) == 3
     forbid_builds(monkeypatch)
-    again = nbtok.Tokenizer.from_tiktoken(smaller, special_tokens=SPECIALS)
+    again = nbtok.Tokenizer.from_tiktoken(smaller, pattern="gpt2", special_tokens=SPECIALS)
     assert_same_arrays(again.model, b.model)
     assert again.model.piece_to_id("hello") == -1 and len(again.model.ranks) == 50255 - 1
     assert_same_encodings(nbtok.Tokenizer.from_tiktoken(moved, special_tokens=SPECIALS), fresh)

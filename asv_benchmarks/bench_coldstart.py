@@ -136,3 +136,60 @@ class PeakMemory:
     def peakmem_load_encode_1mb(self, library):
         scope = {"TEXT": self.text}
         exec(compile(self.code, f"<{library}>", "exec"), scope)
+
+
+QUICK_START = ("import numba.core.event as ev\n"
+               "compiled = []\n"
+               "class L(ev.Listener):\n"
+               "    def on_start(self, e): compiled.append(1)\n"
+               "    def on_end(self, e): pass\n"
+               "ev.register('numba:compile', L())\n"
+               "import nbtok\n"
+               "tok = nbtok.get_encoding('gpt2')\n"
+               "ids = tok.encode('hi')\n"
+               "print(len(compiled))\n"
+               "tok.decode(ids)\n")
+
+
+class FirstCommandThenQuickStart:
+    """From empty caches: the README's first command (``nbtok encode --encoding gpt2 "Hello
+    world"``), then the Python quick start in a second process: its ``encode`` compiles nothing,
+    the first command compiled it (``track_quick_start_compilations``: 0); its ``decode``, which
+    the first command does not use, compiles its own kernels."""
+    timeout = 1200
+    repeat = 1
+    number = 1
+
+    def setup(self):
+        self.numba_cache = tempfile.TemporaryDirectory(prefix="nbtok-numba-cache-")
+        self.array_cache = tempfile.TemporaryDirectory(prefix="nbtok-array-cache-")
+        self.env = child_env({"NUMBA_CACHE_DIR": self.numba_cache.name, "NBTOK_CACHE_DIR": self.array_cache.name})
+        t0 = time.perf_counter()
+        first = subprocess.run([sys.executable, "-m", "nbtok", "encode", "--encoding", "gpt2", "Hello world"],
+                               env=self.env, capture_output=True, text=True)
+        self.first_seconds = time.perf_counter() - t0
+        if first.returncode != 0:
+            raise RuntimeError(first.stderr[-2000:])
+        t0 = time.perf_counter()
+        second = subprocess.run([sys.executable, "-c", QUICK_START], env=self.env, capture_output=True, text=True)
+        self.second_seconds = time.perf_counter() - t0
+        if second.returncode != 0:
+            raise RuntimeError(second.stderr[-2000:])
+        self.compilations = int(second.stdout.split()[0])
+
+    def teardown(self):
+        self.numba_cache.cleanup()
+        self.array_cache.cleanup()
+
+    def track_first_command_seconds(self):
+        return self.first_seconds
+
+    def track_quick_start_seconds(self):
+        return self.second_seconds
+
+    def track_quick_start_compilations(self):
+        return self.compilations
+
+    track_first_command_seconds.unit = "seconds"
+    track_quick_start_seconds.unit = "seconds"
+    track_quick_start_compilations.unit = "compilations"

@@ -110,6 +110,11 @@ def cmd_encode(args):
     else:
         docs = args.text if args.text else [sys.stdin.read()]
     allowed = "all" if args.allow_special else ()
+    if len(docs) == 1 and not args.output:
+        # one text: the single-document kernel, the one `Tokenizer.encode` uses, so that a first
+        # `nbtok encode TEXT` compiles what a later `tok.encode(text)` in Python needs
+        print(" ".join(map(str, tok.encode(docs[0], **_special_opts(tok, allowed)).tolist())))
+        return
     total = sum(len(d) for d in docs)
     progress = Progress(total, "encode", args.progress or (sys.stderr.isatty() and total > 10_000_000))
     parts, offsets = [], [np.zeros(1, np.int64)]

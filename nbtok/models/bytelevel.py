@@ -39,6 +39,9 @@ def _special_arrays(specials):
             np.array([i for _, i in items], np.int32), first)
 
 
+_NONE = frozenset()
+
+
 class ByteLevelBPE:
     model_type = "bytelevel_bpe"
 
@@ -70,6 +73,8 @@ class ByteLevelBPE:
         self._S_cache = {}
         self._bad_ids = vocab.kinds == UNUSED
         self._local = threading.local()
+        self._all_special = frozenset(self.special_tokens)
+        self._encode_ep = None  # encode_one_into's compiled entry point for the default call
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -227,14 +232,27 @@ class ByteLevelBPE:
 
     # ------------------------------------------------------------------ encoding
     def encode(self, text, allowed_special=frozenset(), disallowed_special="all"):
-        allowed, disallowed = self._allowed(allowed_special, disallowed_special)
+        default = not allowed_special and disallowed_special == "all"
+        allowed, disallowed = ((_NONE, self._all_special) if default
+                               else self._allowed(allowed_special, disallowed_special))
         if disallowed:
             self._check_disallowed(text, disallowed)
         if self.pre.cfg is None:
             return self._encode_fallback(utf8(text), allowed)
         buf = utf8_array(text)
-        return K.encode_one_into(buf, self._M, (self.pre.table, self.pre.cfg), self._S(allowed),
-                                 self._doc_scratch(buf.shape[0]))
+        args = (buf, self._M, (self.pre.table, self.pre.cfg), self._S(allowed), self._doc_scratch(buf.shape[0]))
+        ep = self._encode_ep
+        if default and ep is not None:
+            # the compiled entry point, called directly: Numba's dispatch over these tuples of
+            # arrays (typing every argument) costs more than encoding a short text; the argument
+            # types are fixed by the model (the text is always a read-only uint8 buffer)
+            return ep(*args)
+        ids = K.encode_one_into(*args)
+        if default:
+            cres = K.encode_one_into.overloads.get(tuple(numba.typeof(a) for a in args))
+            if cres is not None:
+                self._encode_ep = cres.entry_point
+        return ids
 
     def _doc_scratch(self, n):
         """This thread's encode scratch, kept between calls up to ``KEEP_SCRATCH_BYTES`` of

@@ -1,0 +1,27 @@
+"""SentencePiece training (BPE so far): ``train_sentencepiece(input, vocab_size, model_type)``.
+
+Examples:
+    >>> tok = train_sentencepiece(["a b c ab ab abc"] * 10, 12, model_type="bpe", progress=False)
+"""
+from .model_writer import build_tokenizer
+from .options import resolve
+from .sentences import normalized_sentences, required_chars
+
+
+def train_sentencepiece(input, vocab_size, model_type="unigram", **options):
+    if model_type not in ("unigram", "bpe", "char", "word"):
+        raise ValueError(f"model_type must be unigram, bpe, char or word, not {model_type!r}")
+    if model_type != "bpe":
+        raise NotImplementedError(f"model_type={model_type!r} training is not implemented by nbtok yet (only 'bpe')")
+    spec = resolve(options)
+    vocab_size = int(vocab_size)
+    counts = normalized_sentences(input, spec)
+    req = required_chars(counts, float(spec["character_coverage"]))
+    n_meta = sum(1 for k in ("unk_id", "bos_id", "eos_id", "pad_id") if spec[k] >= 0)
+    from .bpe import train_bpe_pieces
+    n = vocab_size - n_meta - len(req)
+    if n < 0:
+        raise ValueError(f"vocab_size {vocab_size} is smaller than the {n_meta + len(req)} required pieces")
+    pieces = train_bpe_pieces(counts, req, n, spec)
+    chars = [c for c, _ in sorted(req.items(), key=lambda kv: (-kv[1], kv[0]))]
+    return build_tokenizer(pieces + chars, vocab_size, spec)

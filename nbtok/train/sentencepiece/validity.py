@@ -1,0 +1,35 @@
+"""IsValidSentencePiece: length, ``▁`` placement, digits and Unicode-script boundaries."""
+from .bpe_scripts import script_of
+
+WS = "\u2581"
+UNK_CHAR = "\u2585"
+
+
+class Validity:
+    def __init__(self, spec):
+        self.max_len = int(spec["max_sentencepiece_length"])
+        self.by_script = bool(spec["split_by_unicode_script"])
+        self.by_number = bool(spec["split_by_number"])
+        self.digits = bool(spec["split_digits"])
+
+    def __call__(self, piece):
+        if not piece or len(piece) > self.max_len:
+            return False
+        prev = None
+        for pos, c in enumerate(piece):
+            if c in (UNK_CHAR, "\0", " "):
+                return False
+            if c == WS:
+                if pos > 0:
+                    return False
+                continue
+            s = script_of(c)
+            digit = "0" <= c <= "9"
+            if not self.by_number and digit:
+                s = None
+            if self.digits and digit and len(piece) > 1:
+                return False
+            if self.by_script and s is not None and prev is not None and prev != s:
+                return False
+            prev = s
+        return True

@@ -1,7 +1,11 @@
 """SentencePiece training (BPE so far): ``train_sentencepiece(input, vocab_size, model_type)``.
 
+The BPE trainer follows sentencepiece's ``bpe_model_trainer.cc`` (tests/test_train_sentencepiece.py
+compares every piece, in order, with sentencepiece 0.2.3); Unigram, char and word training and
+the options listed in ``options.py`` as unsupported raise ``NotImplementedError``.
+
 Examples:
-    >>> tok = train_sentencepiece(["a b c ab ab abc"] * 10, 12, model_type="bpe", progress=False)
+    >>> tok = train_sentencepiece(iter(["a b c ab ab abc"] * 10), 12, model_type="bpe")  # doctest: +SKIP
 """
 from .model_writer import build_tokenizer
 from .options import resolve

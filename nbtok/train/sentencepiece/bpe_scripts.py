@@ -22,7 +22,6 @@ def script_of(c):
     if c == "\u30fc":
         return "Han"
     r = _scripts()
-    m = r.fullmatch(r"\p{scx=Hiragana}|\p{scx=Katakana}", c) if False else None
     for name in ("Latin", "Han", "Hiragana", "Katakana", "Cyrillic", "Greek", "Arabic", "Hebrew",
                  "Hangul", "Thai", "Devanagari", "Common", "Inherited"):
         if r.fullmatch(r"\p{Script=%s}" % name, c):

@@ -332,7 +332,11 @@ class Tokenizer:
             >>> nbtok.get_encoding("gpt2").decode_batch([[15496], [995]])
             ['Hello', ' world']
         """
-        return [self.decode(ids, **opts) for ids in batch]
+        checked = [self._ids(ids) for ids in batch]
+        batched = getattr(self.model, "decode_batch", None)  # one kernel call where the model has it
+        if batched is not None:
+            return batched(checked, **opts)
+        return [self.model.decode(ids, **opts) for ids in checked]
 
     def _ids(self, ids):
         """``ids`` as an int64 array, every id inside the vocabulary (else ``ValueError``)."""

@@ -168,7 +168,7 @@ def _run_merges(args, progress, n_target):
     t0 = time.perf_counter()
     th = threading.Thread(target=work, name="nbtok-bpe-merges", daemon=True)
     th.start()
-    while th.is_alive():
+    while True:  # report at least once, also when the merges end before the first look
         th.join(0.5)
         done = int(prog[0])
         dt = time.perf_counter() - t0
@@ -177,6 +177,8 @@ def _run_merges(args, progress, n_target):
         sys.stderr.write(f"\r[nbtok] merging: {done:,}/{n_target:,} merges, last count {int(prog[1]):,}, "
                          f"{dt:.1f} s{eta}   ")
         sys.stderr.flush()
+        if not th.is_alive():
+            break
     sys.stderr.write("\n")
     if "e" in out:
         raise out["e"]

@@ -166,3 +166,17 @@ def test_bad_input(tmp_path, corpus, tok):
         C.tokenize(inputs(corpus), tok, str(tmp_path / "o"), shard_size=0)
     with pytest.raises(TypeError):
         nbtok.train_bpe_from_counts({"a": 1}, 300)
+
+
+def test_counts_file_is_checked_where_it_enters(tmp_path):
+    from nbtok.corpus import PretokenCounts
+    good = PretokenCounts.from_dict({b"a": 2, b" b": 1}, "gpt2", ())
+    good.save(tmp_path / "c.npz")
+    assert PretokenCounts.load(tmp_path / "c.npz").as_dict() == good.as_dict()
+    np.savez(tmp_path / "cast.npz", wbytes=good.wbytes.astype(np.int64), woff=good.woff, wcount=good.wcount,
+             meta=np.frombuffer(b'{"pattern": "gpt2", "special_tokens": []}', np.uint8))
+    with pytest.raises(ValueError, match="wbytes must be a 1-D uint8 array"):
+        PretokenCounts.load(tmp_path / "cast.npz")
+    (tmp_path / "junk.npz").write_bytes(b"not a zip")
+    with pytest.raises(ValueError, match="not a pre-token counts file"):
+        PretokenCounts.load(tmp_path / "junk.npz")

@@ -4,6 +4,7 @@ unique pre-tokens and counts as arrays) and a reduce (a tree of pairwise merges 
 ``PretokenCounts`` is saveable (``.save(path)`` -> one ``.npz``) and loadable
 (``PretokenCounts.load``), and ``nbtok.train_bpe_from_counts`` trains on it.
 """
+import io
 import json
 import pickle
 
@@ -13,6 +14,7 @@ from .inputs import expand_inputs
 from .progress import Progress
 from .runners import get_client, run
 from .shards import plan_shards, shard_documents
+from .writers import _write_atomic
 
 
 class PretokenCounts:
@@ -60,16 +62,32 @@ class PretokenCounts:
         return PretokenCounts.from_dict(d, self.pattern, self.special_tokens)
 
     def save(self, path):
+        """One ``.npz``, written to a temporary name and renamed (a reader never sees half)."""
         meta = json.dumps({"pattern": self.pattern, "special_tokens": self.special_tokens})
-        with open(path, "wb") as f:
-            np.savez(f, wbytes=self.wbytes, woff=self.woff, wcount=self.wcount,
-                     meta=np.frombuffer(meta.encode(), np.uint8))
+        buf = io.BytesIO()
+        np.savez(buf, wbytes=self.wbytes, woff=self.woff, wcount=self.wcount,
+                 meta=np.frombuffer(meta.encode(), np.uint8))
+        _write_atomic(path, [buf.getvalue()])
 
     @classmethod
     def load(cls, path):
-        with np.load(path, allow_pickle=False) as z:
-            meta = json.loads(z["meta"].tobytes().decode())
-            return cls(z["wbytes"], z["woff"], z["wcount"], meta["pattern"], meta["special_tokens"])
+        """Read ``save``'s file; ``ValueError`` for arrays of another dtype or shape (never cast:
+        the training kernels index with them)."""
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                arrays = {k: z[k] for k in ("wbytes", "woff", "wcount", "meta")}
+        except (KeyError, OSError, ValueError) as e:
+            raise ValueError(f"{path}: not a pre-token counts file ({e})") from None
+        for name, dtype in (("wbytes", np.uint8), ("woff", np.int64), ("wcount", np.int64), ("meta", np.uint8)):
+            if arrays[name].dtype != dtype or arrays[name].ndim != 1:
+                raise ValueError(f"{path}: {name} must be a 1-D {np.dtype(dtype)} array, "
+                                 f"not {arrays[name].ndim}-D {arrays[name].dtype}")
+        try:
+            meta = json.loads(arrays["meta"].tobytes().decode())
+            pattern, special_tokens = meta["pattern"], meta["special_tokens"]
+        except (UnicodeDecodeError, ValueError, KeyError, TypeError) as e:
+            raise ValueError(f"{path}: bad metadata ({e})") from None
+        return cls(arrays["wbytes"], arrays["woff"], arrays["wcount"], pattern, special_tokens)
 
 
 def _merge(a, b):

@@ -59,3 +59,10 @@ def test_inputs_and_unsupported_options(tmp_path):
     from_file = nbtok.train_sentencepiece(path, 400, model_type="bpe")
     from_lines = nbtok.train_sentencepiece(iter(lines_of("udhr_eng.txt")), 400, model_type="bpe")
     assert from_file.vocab == from_lines.vocab
+
+
+def test_non_utf8_file_is_an_error(tmp_path):
+    bad = tmp_path / "latin1.txt"
+    bad.write_bytes("caf\u00e9 ".encode("latin-1") * 20)
+    with pytest.raises(ValueError, match="latin1.txt:1 is not UTF-8"):
+        nbtok.train_sentencepiece(bad, 50, model_type="bpe")

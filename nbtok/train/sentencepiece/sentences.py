@@ -1,12 +1,12 @@
 """Reading the input (paths or an iterable of str) and normalizing each sentence as
 sentencepiece's trainer does (charsmap of the chosen rule, whitespace rules, ``▁`` escaping)."""
-import os
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
 
 from ...kernels import normalize as knorm
+from ..counting import resolve_input
 
 _CHARSMAPS = Path(__file__).resolve().parents[2] / "data" / "spm_charsmaps.npz"
 
@@ -18,31 +18,24 @@ def charsmap(rule):
 
 
 def iter_lines(input):
-    """Lines of ``input``: a path, a list/tuple of paths, or an iterable of str."""
-    if isinstance(input, (str, os.PathLike)):
-        input = [input]
-        files = True
-    elif isinstance(input, (list, tuple)):
-        files = True
-        for p in input:
-            if not isinstance(p, (str, os.PathLike)):
-                raise TypeError("a list/tuple input holds file paths; pass other iterables of str")
-    else:
-        files = False
-    if files:
-        for p in input:
-            if not Path(p).is_file():
-                raise FileNotFoundError(f"{p}: no such file")
-        for p in input:
-            with open(p, encoding="utf-8", errors="replace") as f:
-                for line in f:
-                    yield line.rstrip("\r\n")
-    else:
-        for s in input:
+    """Lines of ``input`` (``train.counting.resolve_input``: a path, a list or tuple of paths, or
+    any other iterable of str). Files must be UTF-8: anything else is a ``ValueError``."""
+    kind, src = resolve_input(input)
+    if kind == "texts":
+        for s in src:
             if not isinstance(s, str):
                 raise TypeError(f"input iterable yields {type(s).__name__}, expected str")
             for line in s.split("\n"):
                 yield line.rstrip("\r")
+        return
+    for p in src:
+        with open(p, "rb") as f:
+            for number, raw in enumerate(f, 1):
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as e:
+                    raise ValueError(f"{p}:{number} is not UTF-8 ({e.reason} at byte {e.start} of the line)") from None
+                yield line.rstrip("\r\n")
 
 
 def normalized_sentences(input, spec):

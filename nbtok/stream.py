@@ -1,39 +1,75 @@
 """Streaming decode for generation: feed ids one at a time, get text as soon as it is whole.
 
-Token k contributes ``decode_bytes(ids[k-1:k+1])`` minus ``decode_bytes(ids[k-1:k])``: decoding
-the token after its predecessor gives exactly what it adds to the full decode, also for
-decoders that treat the first token specially (SentencePiece drops the dummy-prefix space).
-The bytes go through an incremental UTF-8 decoder, which holds back a character split across
-tokens (byte-level BPE, ``<0xXX>`` byte pieces) and emits U+FFFD for invalid bytes exactly as
-``bytes.decode("utf-8", "replace")`` does, so the pieces always add up to ``decode(all_ids)``.
+One algorithm for every model type, HF tokenizers' ``DecodeStream``: the stream keeps a short
+window of ids, the last ones already shown plus the new ones. After each id it decodes the
+window with the tokenizer's own ``decode``; when that text is longer than the window's already
+shown part (its *prefix*) and does not end in U+FFFD, the difference is new text: it is
+returned and the window moves on. A text that ends in U+FFFD is held back: the character is
+split across tokens (byte-level BPE, ``<0xXX>`` byte-fallback pieces) and the next ids complete
+it. Because the window keeps the previous tokens, decoders that treat the first token
+specially (SentencePiece drops the dummy-prefix space) give each token the text it adds to the
+whole decode. So the pieces, plus ``flush()``, add up to ``decode(all_ids)``.
 """
-import codecs
 
 
 class DecodeStream:
-    def __init__(self, tokenizer, skip_special_tokens=False):
-        self._model = tokenizer.model
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._previous = None
-        self._skip = skip_special_tokens
+    """Incremental decoder; see the module docstring.
 
-    def _bytes(self, ids):
-        return self._model.decode_bytes(ids)
+    Examples:
+        >>> import nbtok
+        >>> stream = nbtok.get_encoding("gpt2").decode_stream()
+        >>> [stream.step(i) for i in [15496, 995]]
+        ['Hello', ' world']
+        >>> [stream.step(i) for i in nbtok.get_encoding("gpt2").encode("€")]  # 3 bytes, 2 tokens
+        ['', '€']
+    """
+
+    def __init__(self, tokenizer, skip_special_tokens=False):
+        self._tokenizer = tokenizer
+        self._skip = bool(skip_special_tokens)
+        if getattr(tokenizer.model, "accepts_add_special_tokens", False):
+            self._opts = {"skip_special_tokens": self._skip}   # tokenizer.json decoders skip themselves
+            self._special = frozenset()
+        else:
+            self._opts = {}
+            self._special = frozenset(tokenizer.special_tokens.values()) if self._skip else frozenset()
+        self._ids = []          # the window: ids already shown (context) + ids not shown yet
+        self._prefix = ""       # decode of the window's first ``_prefix_index`` ids
+        self._prefix_index = 0
+
+    def _decode(self, ids):
+        return self._tokenizer.decode(ids, **self._opts)
 
     def step(self, token_id):
-        """Feed one id; returns the text that became complete (possibly '')."""
+        """Feed one id; returns the text that became complete (possibly '').
+
+        An id outside the vocabulary is a ``ValueError``; the stream is unchanged then.
+        """
+        self._tokenizer._check_id(token_id)
         token_id = int(token_id)
-        if self._previous is None:
-            data = self._bytes([token_id])
-        else:
-            both = self._bytes([self._previous, token_id])
-            head = self._bytes([self._previous])
-            if not both.startswith(head):
-                raise ValueError("this tokenizer's decoder is not incremental")
-            data = both[len(head):]
-        self._previous = token_id
-        return self._decoder.decode(data)
+        if token_id in self._special:
+            return ""
+        self._ids.append(token_id)
+        text = self._decode(self._ids)
+        if len(text) <= len(self._prefix) or text.endswith("\ufffd"):
+            return ""
+        return self._advance(text)
+
+    def _advance(self, text):
+        if not text.startswith(self._prefix):
+            raise ValueError("this tokenizer's decoder changes earlier text when a token is added, "
+                             "so it cannot be decoded as a stream")
+        new = text[len(self._prefix):]
+        shown = len(self._ids) - self._prefix_index
+        del self._ids[:self._prefix_index]
+        self._prefix = self._decode(self._ids)
+        self._prefix_index = shown
+        return new
 
     def flush(self):
-        """The text still held back (an incomplete character becomes U+FFFD)."""
-        return self._decoder.decode(b"", final=True)
+        """The text still held back (an incomplete character becomes U+FFFD), and a fresh
+        start: the next ``step`` begins a new text."""
+        text = self._decode(self._ids) if self._ids else ""
+        new = text[len(self._prefix):] if len(text) > len(self._prefix) and text.startswith(self._prefix) else ""
+        self._ids, self._prefix, self._prefix_index = [], "", 0
+        return new

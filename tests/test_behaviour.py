@@ -209,3 +209,67 @@ def test_truncation_keeps_bos_and_eos(models):
     left = tok.encode_batch(["Everyone has the right to life"], truncation=True, max_length=3,
                             truncation_side="left", add_bos=True, add_eos=True)
     assert left[0].tolist() == [full[0], full[-2], full[-1]]
+
+
+STREAM_TEXTS = [line for line in TEXT if line.strip()][:5] + [
+    "Héllò 🙃 wörld 日本語のテキスト", "  two  spaces\tand\ttabs\n", "€€€ ∑ 𝔘𝔫𝔦𝔠𝔬𝔡𝔢", "a"]
+
+
+def _stream_models(models, tmp_path):
+    """Every model type, plus the SentencePiece models as tokenizer.json (byte fallback)."""
+    out = {k: models[k] for k in KINDS}
+    for k in ("spm_unigram", "spm_bpe"):
+        path = tmp_path / f"{k}.json"
+        models[k].save_huggingface(str(path))
+        out[k + "_json"] = nbtok.Tokenizer.from_huggingface(str(path))
+    return out
+
+
+def test_streaming_decode_adds_up_to_decode_for_every_model(models, tmp_path):
+    for kind, tok in _stream_models(models, tmp_path).items():
+        for text in STREAM_TEXTS:
+            ids = tok.encode(text).tolist()
+            for skip in (False, True):
+                stream = tok.decode_stream(skip_special_tokens=skip)
+                pieces = [stream.step(i) for i in ids]
+                expected = tok.decode(ids, skip_special_tokens=skip) if kind.startswith("hf") or kind.endswith("json") \
+                    else tok.decode([i for i in ids if not skip or i not in tok.special_tokens.values()])
+                assert "".join(pieces) + stream.flush() == expected, (kind, text, skip)
+                # nothing is shown before its character is whole
+                assert all("\ufffd" not in p for p in pieces) or "\ufffd" in expected, (kind, text)
+
+
+def test_streaming_decode_matches_hf_decode_stream(models, tmp_path):
+    from tokenizers.decoders import DecodeStream
+    for kind, tok in _stream_models(models, tmp_path).items():
+        if not (kind.startswith("hf") or kind.endswith("json")):
+            continue
+        path = models["paths"][kind] if kind in models["paths"] else str(tmp_path / f"{kind[:-5]}.json")
+        ref = tokenizers.Tokenizer.from_file(path)
+        for text in STREAM_TEXTS:
+            ids = ref.encode(text).ids
+            ours, theirs = tok.decode_stream(), DecodeStream(skip_special_tokens=False)
+            assert [ours.step(i) for i in ids] == [theirs.step(ref, i) or "" for i in ids], (kind, text)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_streaming_decode_rejects_ids_outside_the_vocabulary(models, kind):
+    stream = models[kind].decode_stream()
+    with pytest.raises(ValueError, match="not in the vocabulary"):
+        stream.step(models[kind].vocab_size)
+    with pytest.raises(TypeError):
+        stream.step("a")
+    ids = models[kind].encode("ab").tolist()
+    opts = {"skip_special_tokens": False} if kind.startswith("hf") else {}
+    assert "".join(stream.step(i) for i in ids) + stream.flush() == models[kind].decode(ids, **opts)
+
+
+def test_streaming_decode_of_random_ids_adds_up(models, tmp_path):
+    """Any id sequence, also byte pieces that never form a character: the stream still adds up."""
+    rng = np.random.default_rng(0)
+    for kind, tok in _stream_models(models, tmp_path).items():
+        opts = {"skip_special_tokens": False} if kind.startswith("hf") or kind.endswith("json") else {}
+        for _ in range(100):
+            ids = rng.integers(0, min(tok.vocab_size, 300), rng.integers(1, 10)).tolist()
+            stream = tok.decode_stream()
+            assert "".join(stream.step(i) for i in ids) + stream.flush() == tok.decode(ids, **opts), (kind, ids)

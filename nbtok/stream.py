@@ -57,8 +57,8 @@ class DecodeStream:
 
     def _advance(self, text):
         if not text.startswith(self._prefix):
-            raise ValueError("this tokenizer's decoder changes earlier text when a token is added, "
-                             "so it cannot be decoded as a stream")
+            raise ValueError(f"ids {self._ids}: the decoder changed text already shown, so they "
+                             "cannot be decoded as a stream (as HF's DecodeStream, InvalidPrefix)")
         new = text[len(self._prefix):]
         shown = len(self._ids) - self._prefix_index
         del self._ids[:self._prefix_index]
@@ -70,6 +70,10 @@ class DecodeStream:
         """The text still held back (an incomplete character becomes U+FFFD), and a fresh
         start: the next ``step`` begins a new text."""
         text = self._decode(self._ids) if self._ids else ""
-        new = text[len(self._prefix):] if len(text) > len(self._prefix) and text.startswith(self._prefix) else ""
-        self._ids, self._prefix, self._prefix_index = [], "", 0
+        ids, self._ids = self._ids, []
+        if not text.startswith(self._prefix):
+            raise ValueError(f"ids {ids}: the decoder changed text already shown (HF's ByteFallback "
+                             "decodes a run of bytes that is not UTF-8 as one U+FFFD per byte)")
+        new = text[len(self._prefix):]
+        self._prefix, self._prefix_index = "", 0
         return new

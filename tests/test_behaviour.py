@@ -265,11 +265,21 @@ def test_streaming_decode_rejects_ids_outside_the_vocabulary(models, kind):
 
 
 def test_streaming_decode_of_random_ids_adds_up(models, tmp_path):
-    """Any id sequence, also byte pieces that never form a character: the stream still adds up."""
+    """Any id sequence, also byte pieces that never form a character: the stream adds up, or,
+    where the decoder itself rewrites earlier text (HF's ByteFallback turns a run of bytes that
+    stops being UTF-8 into one U+FFFD per byte), says so with a ValueError."""
     rng = np.random.default_rng(0)
+    raised = 0
     for kind, tok in _stream_models(models, tmp_path).items():
         opts = {"skip_special_tokens": False} if kind.startswith("hf") or kind.endswith("json") else {}
-        for _ in range(100):
+        for _ in range(200):
             ids = rng.integers(0, min(tok.vocab_size, 300), rng.integers(1, 10)).tolist()
+            full = tok.decode(ids, **opts)
+            monotone = all(full.startswith(tok.decode(ids[:k], **opts).rstrip("\ufffd")) for k in range(len(ids)))
             stream = tok.decode_stream()
-            assert "".join(stream.step(i) for i in ids) + stream.flush() == tok.decode(ids, **opts), (kind, ids)
+            try:
+                assert "".join(stream.step(i) for i in ids) + stream.flush() == full, (kind, ids)
+            except ValueError:
+                assert not monotone and kind.endswith("json"), (kind, ids)
+                raised += 1
+    assert 0 < raised < 400  # of the 400 random sequences of the two tokenizer.json models

@@ -23,7 +23,7 @@ from tokenizers import AddedToken, Regex, decoders, models, normalizers, pre_tok
 TEXT_FILES = sorted((FIXTURES / "text").glob("*.txt"))
 LLAMA3 = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
           r"|\s*[\r\n]+|\s+(?!\S)|\s+")
-TRAINED = ["bl_gpt2", "bl_llama3", "ms_bpe", "unigram", "unigram_bf", "wordpiece"]
+TRAINED = ["bl_gpt2", "bl_llama3", "bl_nfkc", "ms_bpe", "unigram", "unigram_bf", "wordpiece"]
 SHARED = ["phi-3-mini", "t5-small"]
 
 
@@ -66,6 +66,15 @@ def _train(name, out):
             processors.ByteLevel(trim_offsets=False),
             processors.TemplateProcessing(single="<|begin_of_text|> $A",
                                           special_tokens=[("<|begin_of_text|>", t.token_to_id("<|begin_of_text|>"))])])
+    elif name == "bl_nfkc":  # Claude's / GPT-NeoX's shape: a normal form, then byte-level BPE
+        t = tokenizers.Tokenizer(models.BPE())
+        t.normalizer = normalizers.NFKC()
+        t.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        t.decoder = decoders.ByteLevel()
+        t.post_processor = processors.ByteLevel(trim_offsets=True)
+        t.train(files, trainers.BpeTrainer(vocab_size=1200, special_tokens=["<|endoftext|>"],
+                                           initial_alphabet=bl_alphabet, show_progress=False))
+        t.add_tokens([AddedToken("fine print", normalized=True), AddedToken(" world", normalized=False)])
     elif name == "ms_bpe":
         t = tokenizers.Tokenizer(models.BPE(unk_token="<unk>", fuse_unk=True, byte_fallback=True))
         t.normalizer = normalizers.NFKC()
@@ -187,6 +196,9 @@ EXTRA = [
     "🙃 👩‍👩‍👧 🇫🇷 \U0001fae8 unassigned \u0ae4 \ue000 private", "can't won't I'm we've they're", "CAPS lower MiXeD İstanbul ß",
     "a" * 300, "x" * 120 + " " + "y" * 120, "\u0000\u0001 ctrl \ufffd \u200b zero-width", "universal Universal UNIVERSAL",
     "中文字符测试 and 日本語のテキスト", "   ", "end with space ", "\u3000ideographic\u3000space", "Ġ▁ already-mapped chars",
+    # normal forms around added tokens: a look-alike that NFKC turns into one, a combining mark
+    # that NFC composes with the token's last character, a normalized token written in ligatures
+    "＜|endoftext|＞ fullwidth", "<|endoftext|>\u0338 composed", "ﬁne print and fine print", "hello ｗorld world",
 ]
 
 
@@ -200,6 +212,29 @@ def test_committed_text_parity(trained, name):
               f"{bad_dec} decode mismatches")
         assert docs > 2000
         assert (bad_ids, bad_off, bad_dec) == (0, 0, 0)
+
+
+def test_bytelevel_files_run_fused(trained):
+    """A byte-level BPE tokenizer.json runs on ByteLevelBPE's kernels (``models/hf_fused.py``);
+    the parity tests above then check the fused pass, and this one that it is taken."""
+    for name in ("bl_gpt2", "bl_llama3", "bl_nfkc"):
+        assert nbtok.Tokenizer.from_huggingface(trained[name]).model.fused is not None, name
+    for name in ("ms_bpe", "unigram", "wordpiece"):
+        assert nbtok.Tokenizer.from_huggingface(trained[name]).model.fused is None, name
+
+
+def test_fused_and_stage_by_stage_agree(trained):
+    lines = fixture_lines() + EXTRA
+    for name in ("bl_gpt2", "bl_llama3", "bl_nfkc"):
+        fused = nbtok.Tokenizer.from_huggingface(trained[name])
+        stages = nbtok.Tokenizer.from_huggingface(trained[name])
+        stages.model.fused = None
+        for split in (False, True):
+            a = fused.encode_batch(lines, return_offsets=True, padding=True, split_special_tokens=split)
+            b = stages.encode_batch(lines, return_offsets=True, padding=True, split_special_tokens=split)
+            assert np.array_equal(a.ids, b.ids) and np.array_equal(a.offsets, b.offsets), name
+            assert [fused.encode(t, split_special_tokens=split).tolist() for t in lines] == \
+                [stages.encode(t, split_special_tokens=split).tolist() for t in lines], name
 
 
 @pytest.mark.parametrize("name", SHARED)

@@ -146,9 +146,12 @@ class ByteLevelBPE:
                    special_tokens or {}, whole_piece=True, tables=tables)
 
     @classmethod
-    def from_merges(cls, tokens, merges, pattern="gpt2", special_tokens=None, whole_piece=True):
+    def from_merges(cls, tokens, merges, pattern="gpt2", special_tokens=None, whole_piece=True,
+                    utf8_only=False):
         """GPT-2 / HF semantics: ``merges[i] = (left, right)`` has rank i and produces the token
-        ``left + right``; only listed pairs merge."""
+        ``left + right``; only listed pairs merge. ``utf8_only``: the vocabulary may lack the
+        bytes that never occur in UTF-8 (0xC0, 0xC1, 0xF5-0xFF; GPT-NeoX's does): nbtok only
+        encodes UTF-8."""
         special_tokens = dict(special_tokens or {})
         token_arrays = _token_arrays(tokens)
         vocab, _ = _build_vocab(*token_arrays, special_tokens)
@@ -162,8 +165,8 @@ class ByteLevelBPE:
                                  f"{bytes_to_token(missing)!r} is not in the vocabulary")
             keys[rank] = (ia << 32) | ib
             values[rank] = (rank << 32) | im
-        return cls(vocab, keys, values, _byte_ids(*token_arrays), pattern, special_tokens,
-                   whole_piece=whole_piece, merges=list(merges))
+        return cls(vocab, keys, values, _byte_ids(*token_arrays, utf8_only=utf8_only), pattern,
+                   special_tokens, whole_piece=whole_piece, merges=list(merges))
 
     def _validate(self):
         n = len(self.vocab)
@@ -500,11 +503,18 @@ def _byte_pairs(vocab, byte_ids, merge_map):
     return codes, values
 
 
-def _byte_ids(piece_bytes, piece_offsets, ids):
-    """The id of each single byte's token (token k at ``ids[k]``)."""
+#: the bytes that never occur in UTF-8
+NOT_UTF8 = np.array([0xC0, 0xC1] + list(range(0xF5, 0x100)), np.int64)
+
+
+def _byte_ids(piece_bytes, piece_offsets, ids, utf8_only=False):
+    """The id of each single byte's token (token k at ``ids[k]``). ``utf8_only``: a byte that
+    never occurs in UTF-8 may have none (it gets id 0, which no UTF-8 text reaches)."""
     one = np.flatnonzero(np.diff(piece_offsets) == 1)
     byte_ids = np.full(256, -1, np.int32)
     byte_ids[piece_bytes[piece_offsets[one]]] = ids[one]
+    if utf8_only:
+        byte_ids[NOT_UTF8[byte_ids[NOT_UTF8] < 0]] = 0
     if (byte_ids < 0).any():
         b = int(np.flatnonzero(byte_ids < 0)[0])
         raise ValueError(f"the vocabulary has no token for the single byte 0x{b:02x}: "

@@ -1164,6 +1164,8 @@ class HuggingFaceModel:
         if trunc is not None:
             raise NotImplementedError("tokenizer.json truncation is not supported by nbtok")
         self._build_added_tries()
+        from .hf_fused import fuse
+        self.fused = fuse(self)
 
     # ------------------------------------------------------------------ construction
     def _build_model(self, m):
@@ -1439,11 +1441,33 @@ class HuggingFaceModel:
         return self.config
 
     # ------------------------------------------------------------------ encoding
-    def _run(self, texts, add_special_tokens=True, split_special_tokens=False, num_threads=None):
+    def _run(self, texts, add_special_tokens=True, split_special_tokens=False, num_threads=None,
+             offsets=True):
+        """``(ids, starts, ends, doc_offsets)`` of a batch; ``starts``/``ends`` only with ``offsets``
+        (else None). The model step runs fused (``hf_fused``) for the texts it can, stage by
+        stage for the others."""
         texts = list(texts)
         for t in texts:
             if not isinstance(t, str):
                 raise TypeError(f"expected str, got {type(t).__name__}")
+        fused = None if self.fused is None else self.fused.encode_batch(
+            texts, split_special_tokens, num_threads, offsets)
+        if fused is None:
+            res = self._run_stages(texts, split_special_tokens, num_threads)
+        elif fused[0] is None:
+            res = fused[1]
+        else:
+            rows = set(fused[0])
+            rest = [k for k in range(len(texts)) if k not in rows]
+            res = fused[1]
+            if rest:
+                res = _merge_ragged(len(texts), (fused[0], res),
+                                    (rest, self._run_stages([texts[k] for k in rest], split_special_tokens, num_threads)),
+                                    offsets)
+        return self._post_process(*res, add_special_tokens)
+
+    def _run_stages(self, texts, split_special_tokens, num_threads):
+        """``(ids, starts, ends, doc_offsets, lead, trail)`` before the post-processor, stage by stage."""
         b = _Batch()
         b.threads = num_threads
         lengths = np.fromiter(map(len, texts), np.int64, len(texts))
@@ -1484,10 +1508,12 @@ class HuggingFaceModel:
                                                       b.n_docs, b.doc_start)
         if ids.size and ids.min() < 0:
             raise ValueError("the text needs the unknown token, but the model defines none")
-        return self._post_process(ids, st, en, doc_off, lead, trail, add_special_tokens)
+        return ids, st, en, doc_off, lead, trail
 
     def _needs_cls(self):
-        return any(a["lstrip"] or a["rstrip"] or a["single_word"] for a in self.added)
+        """Whether finding added tokens needs the character classes: for lstrip / rstrip /
+        single_word, and for the whitespace at an added token's ends that ByteLevel trims."""
+        return self.post.trim or any(a["lstrip"] or a["rstrip"] or a["single_word"] for a in self.added)
 
     def _model(self, b, num_threads):
         if self.kind == "BPE":
@@ -1517,7 +1543,7 @@ class HuggingFaceModel:
 
     def _post_process(self, ids, st, en, doc_off, lead, trail, add_special_tokens):
         post = self.post
-        if post.trim and ids.size:
+        if post.trim and ids.size and st is not None:
             lt = np.where(lead >= 0, lead, self._lead[ids])
             tt = np.where(trail >= 0, trail, self._trail[ids])
             pos_in_doc = np.arange(ids.size) - np.repeat(doc_off[:-1], np.diff(doc_off))
@@ -1540,13 +1566,15 @@ class HuggingFaceModel:
             doc_of = np.repeat(np.arange(n_docs), np.diff(doc_off))
             dst = np.arange(ids.size) - doc_off[doc_of] + new_off[doc_of] + p
             nid[dst] = ids
-            nst[dst] = st
-            nen[dst] = en
+            if st is not None:
+                nst[dst] = st
+                nen[dst] = en
             for k in range(p):
                 nid[new_off[:-1] + k] = post.prefix_ids[k]
             for k in range(s):
                 nid[new_off[1:] - s + k] = post.suffix_ids[k]
-            ids, st, en, doc_off = nid, nst, nen, new_off
+            ids, doc_off = nid, new_off
+            st, en = (nst, nen) if st is not None else (None, None)
         return ids, st, en, doc_off
 
     def encode_batch_with_offsets(self, texts, add_special_tokens=True, **opts):
@@ -1567,13 +1595,21 @@ class HuggingFaceModel:
     def encode(self, text, add_special_tokens=True, **opts):
         if not isinstance(text, str):
             raise TypeError(f"expected str, got {type(text).__name__}")
-        return self._run([text], add_special_tokens, **self._opts(opts))[0]
+        opts = self._opts(opts)
+        if self.fused is not None and "num_threads" not in opts:
+            ids = self.fused.encode(text, opts.get("split_special_tokens", False))
+            if ids is not None:
+                post = self.post
+                if add_special_tokens and (post.prefix_ids.size or post.suffix_ids.size):
+                    ids = np.concatenate([post.prefix_ids, ids, post.suffix_ids])
+                return ids
+        return self._run([text], add_special_tokens, offsets=False, **opts)[0]
 
     def encode_ordinary(self, text):
         return self.encode(text, add_special_tokens=False, split_special_tokens=True)
 
     def encode_batch_ragged(self, texts, add_special_tokens=True, **opts):
-        ids, _, _, off = self._run(texts, add_special_tokens, **self._opts(opts))
+        ids, _, _, off = self._run(texts, add_special_tokens, offsets=False, **self._opts(opts))
         return ids, off
 
     @staticmethod
@@ -1649,6 +1685,22 @@ class HuggingFaceModel:
 
 
 _ZERO_CLS = np.zeros(0x110000, np.uint8)
+
+
+def _merge_ragged(n_docs, *parts_and_offsets):
+    """One ragged result ``(ids, starts, ends, doc_offsets, lead, trail)`` for ``n_docs`` texts from
+    parts ``(rows, result)`` that each cover some of the texts (``starts``/``ends`` may be None)."""
+    *parts, offsets = parts_and_offsets
+    doc_of = np.concatenate([np.repeat(np.asarray(rows, np.int64), np.diff(r[3])) for rows, r in parts])
+    order = np.argsort(doc_of, kind="stable")
+    cat = [np.concatenate([r[i] for _, r in parts])[order] if (i not in (1, 2) or offsets) else None
+           for i in (0, 1, 2, 4, 5)]
+    counts = np.zeros(n_docs, np.int64)
+    for rows, r in parts:
+        counts[np.asarray(rows, np.int64)] = np.diff(r[3])
+    doc_off = np.zeros(n_docs + 1, np.int64)
+    np.cumsum(counts, out=doc_off[1:])
+    return cat[0], cat[1], cat[2], doc_off, cat[3], cat[4]
 
 
 def _is_ws(c):

@@ -27,18 +27,12 @@ class DecodeStream:
     def __init__(self, tokenizer, skip_special_tokens=False):
         self._tokenizer = tokenizer
         self._skip = bool(skip_special_tokens)
-        if getattr(tokenizer.model, "accepts_add_special_tokens", False):
-            self._opts = {"skip_special_tokens": self._skip}   # tokenizer.json decoders skip themselves
-            self._special = frozenset()
-        else:
-            self._opts = {}
-            self._special = frozenset(tokenizer.special_tokens.values()) if self._skip else frozenset()
         self._ids = []          # the window: ids already shown (context) + ids not shown yet
         self._prefix = ""       # decode of the window's first ``_prefix_index`` ids
         self._prefix_index = 0
 
     def _decode(self, ids):
-        return self._tokenizer.decode(ids, **self._opts)
+        return self._tokenizer.decode(ids, skip_special_tokens=self._skip)
 
     def step(self, token_id):
         """Feed one id; returns the text that became complete (possibly '').
@@ -46,10 +40,7 @@ class DecodeStream:
         An id outside the vocabulary is a ``ValueError``; the stream is unchanged then.
         """
         self._tokenizer._check_id(token_id)
-        token_id = int(token_id)
-        if token_id in self._special:
-            return ""
-        self._ids.append(token_id)
+        self._ids.append(int(token_id))
         text = self._decode(self._ids)
         if len(text) <= len(self._prefix) or text.endswith("\ufffd"):
             return ""

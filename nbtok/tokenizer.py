@@ -303,18 +303,24 @@ class Tokenizer:
         return DecodeStream(self, skip_special_tokens)
 
     # ------------------------------------------------------------------ decoding
-    def decode(self, ids, **opts):
+    def decode(self, ids, skip_special_tokens=None, **opts):
         """The text of ``ids`` (invalid UTF-8 becomes U+FFFD). An id outside the vocabulary is
-        a ``ValueError``.
+        a ``ValueError``. ``skip_special_tokens``: leave special tokens out (True) or in
+        (False); by default each model type does what its reference does (tiktoken keeps
+        them, sentencepiece drops control pieces, HF tokenizers skips them).
 
         Examples:
             >>> import nbtok
-            >>> nbtok.get_encoding("gpt2").decode([15496, 995])
+            >>> tok = nbtok.get_encoding("gpt2")
+            >>> tok.decode([15496, 995])
             'Hello world'
+            >>> tok.decode([15496, 50256]), tok.decode([15496, 50256], skip_special_tokens=True)
+            ('Hello<|endoftext|>', 'Hello')
         """
-        return self.model.decode(self._ids(ids), **opts)
+        ids, opts = self._decode_args(self._ids(ids), skip_special_tokens, opts)
+        return self.model.decode(ids, **opts)
 
-    def decode_bytes(self, ids, **opts):
+    def decode_bytes(self, ids, skip_special_tokens=None, **opts):
         """The bytes of ``ids`` (byte-level tokens may end inside a character).
 
         Examples:
@@ -322,9 +328,10 @@ class Tokenizer:
             >>> nbtok.get_encoding("gpt2").decode_bytes([15496])
             b'Hello'
         """
-        return self.model.decode_bytes(self._ids(ids), **opts)
+        ids, opts = self._decode_args(self._ids(ids), skip_special_tokens, opts)
+        return self.model.decode_bytes(ids, **opts)
 
-    def decode_batch(self, batch, **opts):
+    def decode_batch(self, batch, skip_special_tokens=None, **opts):
         """``[decode(ids) for ids in batch]``.
 
         Examples:
@@ -332,11 +339,24 @@ class Tokenizer:
             >>> nbtok.get_encoding("gpt2").decode_batch([[15496], [995]])
             ['Hello', ' world']
         """
-        checked = [self._ids(ids) for ids in batch]
+        checked = [self._decode_args(self._ids(ids), skip_special_tokens, {})[0] for ids in batch]
+        _, opts = self._decode_args(None, skip_special_tokens, opts)
         batched = getattr(self.model, "decode_batch", None)  # one kernel call where the model has it
         if batched is not None:
             return batched(checked, **opts)
         return [self.model.decode(ids, **opts) for ids in checked]
+
+    def _decode_args(self, ids, skip_special_tokens, opts):
+        """``skip_special_tokens`` for every model type: an option of tokenizer.json models,
+        for the others the special ids are left out here."""
+        if skip_special_tokens is None:
+            return ids, opts
+        if getattr(self.model, "accepts_add_special_tokens", False):
+            return ids, dict(opts, skip_special_tokens=bool(skip_special_tokens))
+        if skip_special_tokens and ids is not None and ids.size:
+            special = np.fromiter(self.special_tokens.values(), np.int64)
+            ids = ids[~np.isin(ids, special)]
+        return ids, opts
 
     def _ids(self, ids):
         """``ids`` as an int64 array, every id inside the vocabulary (else ``ValueError``)."""

@@ -232,8 +232,7 @@ def test_streaming_decode_adds_up_to_decode_for_every_model(models, tmp_path):
             for skip in (False, True):
                 stream = tok.decode_stream(skip_special_tokens=skip)
                 pieces = [stream.step(i) for i in ids]
-                expected = tok.decode(ids, skip_special_tokens=skip) if kind.startswith("hf") or kind.endswith("json") \
-                    else tok.decode([i for i in ids if not skip or i not in tok.special_tokens.values()])
+                expected = tok.decode(ids, skip_special_tokens=skip)
                 assert "".join(pieces) + stream.flush() == expected, (kind, text, skip)
                 # nothing is shown before its character is whole
                 assert all("\ufffd" not in p for p in pieces) or "\ufffd" in expected, (kind, text)
@@ -260,8 +259,7 @@ def test_streaming_decode_rejects_ids_outside_the_vocabulary(models, kind):
     with pytest.raises(TypeError):
         stream.step("a")
     ids = models[kind].encode("ab").tolist()
-    opts = {"skip_special_tokens": False} if kind.startswith("hf") else {}
-    assert "".join(stream.step(i) for i in ids) + stream.flush() == models[kind].decode(ids, **opts)
+    assert "".join(stream.step(i) for i in ids) + stream.flush() == models[kind].decode(ids, skip_special_tokens=False)
 
 
 def test_streaming_decode_of_random_ids_adds_up(models, tmp_path):
@@ -271,7 +269,7 @@ def test_streaming_decode_of_random_ids_adds_up(models, tmp_path):
     rng = np.random.default_rng(0)
     raised = 0
     for kind, tok in _stream_models(models, tmp_path).items():
-        opts = {"skip_special_tokens": False} if kind.startswith("hf") or kind.endswith("json") else {}
+        opts = {"skip_special_tokens": False}
         for _ in range(200):
             ids = rng.integers(0, min(tok.vocab_size, 300), rng.integers(1, 10)).tolist()
             full = tok.decode(ids, **opts)
@@ -283,3 +281,17 @@ def test_streaming_decode_of_random_ids_adds_up(models, tmp_path):
                 assert not monotone and kind.endswith("json"), (kind, ids)
                 raised += 1
     assert 0 < raised < 400  # of the 400 random sequences of the two tokenizer.json models
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_decode_skip_special_tokens_on_every_model(models, kind):
+    tok = models[kind]
+    special = sorted(tok.special_tokens.values())
+    assert special, kind
+    ids = tok.encode("Hello world").tolist()
+    with_specials = [special[0]] + ids + [special[-1]]
+    assert tok.decode(with_specials, skip_special_tokens=True) == tok.decode(ids, skip_special_tokens=True)
+    assert tok.decode_batch([with_specials], skip_special_tokens=True) == [tok.decode(ids, skip_special_tokens=True)]
+    kept = tok.decode(with_specials, skip_special_tokens=False)
+    if kind in ("bytelevel", "hf_wordpiece", "hf_bytelevel"):   # sentencepiece drops control pieces always
+        assert tok.id_to_piece(special[0]) in kept or tok.decode([special[0]], skip_special_tokens=False) in kept

@@ -1160,9 +1160,8 @@ class HuggingFaceModel:
         if isinstance(pad, dict):
             self.pad_id = pad.get("pad_id")
             self.pad_token = pad.get("pad_token")
-        trunc = config.get("truncation")
-        if trunc is not None:
-            raise NotImplementedError("tokenizer.json truncation is not supported by nbtok")
+        self.truncation = _truncation_params(config.get("truncation"))
+        self.padding = _padding_params(config.get("padding"))
         self._build_added_tries()
         from .hf_fused import fuse
         self.fused = fuse(self)
@@ -1438,7 +1437,12 @@ class HuggingFaceModel:
         save_huggingface(self, path)
 
     def to_json(self):
-        return self.config
+        """The configuration as loaded; ``truncation`` / ``padding`` null once set to None here."""
+        cfg = dict(self.config)
+        for key in ("truncation", "padding"):
+            if getattr(self, key) is None:
+                cfg[key] = None
+        return cfg
 
     # ------------------------------------------------------------------ encoding
     def _run(self, texts, add_special_tokens=True, split_special_tokens=False, num_threads=None,
@@ -1464,7 +1468,36 @@ class HuggingFaceModel:
                 res = _merge_ragged(len(texts), (fused[0], res),
                                     (rest, self._run_stages([texts[k] for k in rest], split_special_tokens, num_threads)),
                                     offsets)
-        return self._post_process(*res, add_special_tokens)
+        ids, st, en, doc_off = self._post_process(*res, add_special_tokens)
+        if self.truncation is not None or self.padding is not None:
+            ids, st, en, doc_off = self._file_lengths(ids, st, en, doc_off, add_special_tokens)
+        return ids, st, en, doc_off
+
+    def _file_lengths(self, ids, st, en, doc_off, add_special_tokens):
+        """The file's own ``truncation`` and ``padding``, as HF applies them on every encode:
+        cut each text's ids to ``max_length`` (keeping the post-processor's tokens), then pad
+        to a fixed length or to the longest of the batch (pads at offsets (0, 0))."""
+        from ..kernels import ragged as R
+        post = self.post
+        lead, trail = (post.prefix_ids.size, post.suffix_ids.size) if add_special_tokens else (0, 0)
+        if self.truncation is not None:
+            max_length, left = self.truncation
+            if max_length < lead + trail:
+                raise ValueError(f"tokenizer.json truncation: max_length {max_length} is shorter than the "
+                                 f"{lead + trail} special tokens the post-processor adds")
+            keep = R.truncation_mask(doc_off, max_length, lead, trail, left)
+            if not keep.all():
+                doc_off = R.kept_offsets(keep, doc_off)
+                ids = ids[keep]
+                st, en = (st[keep], en[keep]) if st is not None else (None, None)
+        if self.padding is not None:
+            fixed, multiple, left, pad_id = self.padding
+            counts = np.diff(doc_off)
+            target = fixed if fixed is not None else (int(counts.max()) if counts.size else 0)
+            if multiple and target % multiple:
+                target += multiple - target % multiple
+            ids, st, en, doc_off = _pad_rows(ids, st, en, doc_off, target, left, pad_id)
+        return ids, st, en, doc_off
 
     def _run_stages(self, texts, split_special_tokens, num_threads):
         """``(ids, starts, ends, doc_offsets, lead, trail)`` before the post-processor, stage by stage."""
@@ -1596,7 +1629,7 @@ class HuggingFaceModel:
         if not isinstance(text, str):
             raise TypeError(f"expected str, got {type(text).__name__}")
         opts = self._opts(opts)
-        if self.fused is not None and "num_threads" not in opts:
+        if self.fused is not None and "num_threads" not in opts and self.truncation is None and self.padding is None:
             ids = self.fused.encode(text, opts.get("split_special_tokens", False))
             if ids is not None:
                 post = self.post
@@ -1685,6 +1718,62 @@ class HuggingFaceModel:
 
 
 _ZERO_CLS = np.zeros(0x110000, np.uint8)
+
+
+def _truncation_params(cfg):
+    """``(max_length, left)`` of a tokenizer.json ``truncation`` object, or None."""
+    if cfg is None:
+        return None
+    if not isinstance(cfg, dict):
+        raise ValueError("tokenizer.json 'truncation' must be an object or null")
+    max_length = _int_id(cfg.get("max_length"), "truncation max_length")
+    direction = cfg.get("direction", "Right")
+    if direction not in ("Right", "Left"):
+        raise ValueError(f"tokenizer.json truncation: unknown direction {direction!r}")
+    strategy = cfg.get("strategy", "LongestFirst")
+    if strategy not in ("LongestFirst", "OnlyFirst", "OnlySecond"):
+        raise ValueError(f"tokenizer.json truncation: unknown strategy {strategy!r}")
+    return max_length, direction == "Left"
+
+
+def _padding_params(cfg):
+    """``(fixed length or None, pad_to_multiple_of or None, left, pad_id)`` of a tokenizer.json
+    ``padding`` object, or None."""
+    if cfg is None:
+        return None
+    if not isinstance(cfg, dict):
+        raise ValueError("tokenizer.json 'padding' must be an object or null")
+    strategy = cfg.get("strategy", "BatchLongest")
+    if strategy == "BatchLongest":
+        fixed = None
+    elif isinstance(strategy, dict) and list(strategy) == ["Fixed"]:
+        fixed = _int_id(strategy["Fixed"], "padding Fixed length")
+    else:
+        raise ValueError(f"tokenizer.json padding: unknown strategy {strategy!r}")
+    direction = cfg.get("direction", "Right")
+    if direction not in ("Right", "Left"):
+        raise ValueError(f"tokenizer.json padding: unknown direction {direction!r}")
+    multiple = cfg.get("pad_to_multiple_of")
+    if multiple is not None:
+        multiple = _int_id(multiple, "padding pad_to_multiple_of")
+    return fixed, multiple or None, direction == "Left", _int_id(cfg.get("pad_id", 0), "padding pad_id")
+
+
+def _pad_rows(ids, st, en, doc_off, target, left, pad_id):
+    """Ragged rows padded with ``pad_id`` up to ``target`` ids each (longer rows unchanged)."""
+    counts = np.diff(doc_off)
+    pads = np.maximum(target - counts, 0)
+    new_off = np.zeros(doc_off.size, np.int64)
+    np.cumsum(counts + pads, out=new_off[1:])
+    base = new_off[:-1] + (pads if left else 0)
+    dst = np.arange(ids.size) + np.repeat(base - doc_off[:-1], counts)
+    out = np.full(int(new_off[-1]), pad_id, np.int32)
+    out[dst] = ids
+    if st is not None:
+        nst, nen = np.zeros(out.size, np.int64), np.zeros(out.size, np.int64)
+        nst[dst], nen[dst] = st, en
+        st, en = nst, nen
+    return out, st, en, new_off
 
 
 def _merge_ragged(n_docs, *parts_and_offsets):

@@ -137,6 +137,8 @@ class SentencePieceModel:
             dok = knorm.root_filter(du)
             z = np.zeros(0, np.int32)
             self.denorm = (du, dp, dok, z, z, dflags, knorm.byte_classes(du, dp, dok, z, z))
+            # its rules rewrite pieces by the ones after them: a stream holds back 4 (stream.py)
+            self.stream_lookahead = 4
         self.unk_surface = np.frombuffer(t["unk_surface"].encode("utf-8"), np.uint8).copy()
         self._strip_first = bool(nspec["add_dummy_prefix"] or nspec["remove_extra_whitespaces"])
         self._keep_bos_ws = not bool(nspec["remove_extra_whitespaces"])

@@ -126,6 +126,45 @@ class Tokenizer:
         return cls(load_huggingface(tokenizer_json_path))
 
     @classmethod
+    def from_wordpiece(cls, vocab_txt_path, lowercase=None):
+        """A BERT WordPiece ``vocab.txt``, with the pipeline HF's ``BertWordPieceTokenizer``
+        builds (``nbtok/formats/wordpiece.py``). ``lowercase`` None: lower-case (and strip
+        accents) when the vocabulary has no upper-case token, as an uncased model's.
+
+        Examples:
+            >>> bert = nbtok.Tokenizer.from_wordpiece("vocab.txt")  # doctest: +SKIP
+        """
+        from .formats.huggingface import tokenizer_from_config
+        from .formats.wordpiece import read_vocab, wordpiece_config
+        return tokenizer_from_config(wordpiece_config(read_vocab(vocab_txt_path), lowercase))
+
+    @classmethod
+    def from_file(cls, path, **options):
+        """Any tokenizer file nbtok reads, its format recognised by content, not by name:
+        tokenizer.json, sentencepiece ``.model``, tiktoken rank files (Llama 3's
+        ``tokenizer.model`` too), GPT-2 ``vocab.json`` or ``merges.txt`` (the other half is
+        found beside it), WordPiece ``vocab.txt``, nbtok's native file. ``options`` go to the
+        format's constructor (``pattern=`` for a rank file nbtok does not know).
+
+        Examples:
+            >>> tok = nbtok.Tokenizer.from_file("tokenizer.model", pattern="llama3")  # doctest: +SKIP
+        """
+        from .formats.detect import load_file
+        return load_file(path, **options)
+
+    @classmethod
+    def from_pretrained(cls, folder, **options):
+        """The tokenizer of a local model folder, as transformers picks it: ``tokenizer.json``,
+        else a ``.model`` (sentencepiece or rank file), else ``vocab.json`` + ``merges.txt``,
+        else ``vocab.txt``. Nothing is downloaded.
+
+        Examples:
+            >>> tok = nbtok.Tokenizer.from_pretrained("models/llama-3.1")  # doctest: +SKIP
+        """
+        from .formats.detect import load_pretrained
+        return load_pretrained(folder, **options)
+
+    @classmethod
     def load(cls, path):
         """A tokenizer saved with ``save`` (nbtok's native format: arrays in an npz, no pickle).
 

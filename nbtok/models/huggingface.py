@@ -706,7 +706,7 @@ class _RegexSplitter:
             buf, offs, char_of = K.units_utf8(b.U, b.cps)
             out = np.empty(len(buf), np.int64)
             counts = np.zeros(len(b.U), np.int64)
-            run_chunks(K.pretokenize_range, b.U, (buf, offs, load_table("regex"), self.cfg, out, counts),
+            run_chunks(K.pretokenize_range, b.U, (buf, offs, load_table("hf"), self.cfg, out, counts),
                        getattr(b, "threads", None))
             return K.ends_to_matches(b.U, offs, out, counts, char_of)
         return _regex_matches(b, self.regex)

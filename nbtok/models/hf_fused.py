@@ -112,10 +112,34 @@ def _bytelevel(hf):
     except ValueError:
         return None   # e.g. a byte without a token: the stage-by-stage path reports it
     model.pre = Pretokenizer(pattern, unicode="hf")
+    if not model.whole_piece and _merges_reach_every_token(model, added):
+        model._M[7][0] = model.whole_piece = True
     model.special_tokens = added
     model._all_special = frozenset(added)
     model._S_cache = {}
     return FusedByteLevel(hf, model, form)
+
+
+def _merges_reach_every_token(model, added):
+    """Whether BPE over each token's own bytes gives that token: then a pre-token that is a token
+    comes out whole whether or not merges run (HF's ``ignore_merges`` false or true), and the
+    kernel may look it up directly, as tiktoken does. One kernel pass over the vocabulary's
+    bytes. Added tokens that the pre-tokenizer splits (``<|endoftext|>``) are never a pre-token
+    and need not pass."""
+    from ..kernels import bytelevel as K
+    from ..vocab import NORMAL
+    v = model.vocab
+    kinds = v.kinds.copy()
+    for text, i in added.items():
+        if i < kinds.size and len(model.pre.ends(text.encode("utf-8"))) > 1:
+            kinds[i] = -1
+    normal = np.flatnonzero(kinds == NORMAL)
+    lens = np.diff(v.piece_offsets)[normal]
+    ends = np.cumsum(lens)
+    # the bytes of the normal tokens, one after the other
+    index = np.arange(int(ends[-1]) if ends.size else 0) + np.repeat(v.piece_offsets[normal] - (ends - lens), lens)
+    ids = K.encode_one_ends(v.piece_bytes[index], ends, model._M)
+    return ids.shape == normal.shape and bool((ids == normal).all())
 
 
 class FusedByteLevel:

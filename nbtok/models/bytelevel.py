@@ -168,6 +168,25 @@ class ByteLevelBPE:
         return cls(vocab, keys, values, _byte_ids(*token_arrays, utf8_only=utf8_only), pattern,
                    special_tokens, whole_piece=whole_piece, merges=list(merges))
 
+    @classmethod
+    def from_merge_ids(cls, tokens, merge_keys, merge_values, pattern="gpt2", special_tokens=None,
+                       whole_piece=True, utf8_only=False):
+        """``from_merges`` with the merges already as ids: ``merge_keys[r] = left << 32 | right``,
+        ``merge_values[r] = r << 32 | merged`` in rank order, the ids those of ``tokens``; a pair
+        listed twice keeps its last rank (HF's rule). The merges list is rebuilt from the table
+        when asked for (``merges``)."""
+        special_tokens = dict(special_tokens or {})
+        token_arrays = _token_arrays(tokens)
+        vocab, _ = _build_vocab(*token_arrays, special_tokens)
+        n = len(vocab)
+        low = np.int64(0xFFFFFFFF)
+        for name, ids in (("left", merge_keys >> 32), ("right", merge_keys & low), ("merged", merge_values & low)):
+            if ids.size and (ids.min() < 0 or ids.max() >= n):
+                raise ValueError(f"a merge's {name} id is outside the vocabulary of {n}")
+        # reversed: the map keeps the first of equal keys, i.e. the last rank
+        return cls(vocab, merge_keys[::-1].copy(), merge_values[::-1].copy(),
+                   _byte_ids(*token_arrays, utf8_only=utf8_only), pattern, special_tokens, whole_piece=whole_piece)
+
     def _validate(self):
         n = len(self.vocab)
         if self.byte_ids.shape != (256,) or self.byte_ids.min() < 0 or self.byte_ids.max() >= n:

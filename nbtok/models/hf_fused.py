@@ -78,8 +78,24 @@ def _bytelevel_pattern(cfg):
     return pattern if pattern is not None and scanner_config(pattern) is not None else None
 
 
-def _bytelevel(hf):
+def _byte_alphabet_decoder():
+    """``f(token) -> bytes``, or None for a token with a character outside GPT-2's byte alphabet:
+    one ``str.translate`` (the alphabet's characters to their bytes as Latin-1 code points, the
+    Latin-1 characters outside it to U+FFFF) and a Latin-1 encode."""
     from ..formats.gpt2 import unicode_to_bytes
+    table = {ord(c): b for c, b in unicode_to_bytes().items()}
+    for c in range(256):
+        table.setdefault(c, 0xFFFF)
+
+    def decode(token):
+        try:
+            return token.translate(table).encode("latin-1")
+        except UnicodeEncodeError:
+            return None
+    return decode
+
+
+def _bytelevel(hf):
     from ..pretokenizer import Pretokenizer
     from .bytelevel import ByteLevelBPE
     cfg = hf.config
@@ -89,26 +105,22 @@ def _bytelevel(hf):
         return None
     if form is not None and not all(unicodedata.is_normalized(form, a["content"]) for a in hf.added):
         return None
-    table = unicode_to_bytes()
+    as_bytes = _byte_alphabet_decoder()
     tokens = {}
     for i, t in enumerate(hf.model_tokens):
-        if t and all(c in table for c in t):
-            tokens[bytes(table[c] for c in t)] = i
-    merges, seen = [], set()
-    for a, b in reversed(hf.merges):      # a repeated pair keeps its last rank, as in HF
-        if (a, b) in seen:
-            continue
-        seen.add((a, b))
-        if not all(c in table for c in a + b):
-            return None
-        merges.append((bytes(table[c] for c in a), bytes(table[c] for c in b)))
-    merges.reverse()
+        data = as_bytes(t) if t else None
+        if data is not None:
+            tokens[data] = i
     added = {a["content"]: a["id"] for a in hf.added}
-    model_ids = set(tokens.values())
+    model_ids = np.fromiter(tokens.values(), np.int64, len(tokens))
+    keys, values = hf.merge_ids
+    low = np.int64(0xFFFFFFFF)
+    if not np.isin(np.concatenate([keys >> 32, keys & low, values & low]), model_ids).all():
+        return None   # a merge of tokens outside the byte alphabet
     try:
-        model = ByteLevelBPE.from_merges(tokens, merges, pattern,
-                                         {t: i for t, i in added.items() if i not in model_ids},
-                                         whole_piece=hf.ignore_merges, utf8_only=True)
+        model = ByteLevelBPE.from_merge_ids(tokens, keys, values, pattern,
+                                            {t: i for t, i in added.items() if i not in set(tokens.values())},
+                                            whole_piece=hf.ignore_merges, utf8_only=True)
     except ValueError:
         return None   # e.g. a byte without a token: the stage-by-stage path reports it
     model.pre = Pretokenizer(pattern, unicode="hf")

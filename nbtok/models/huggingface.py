@@ -1298,6 +1298,7 @@ class HuggingFaceModel:
             keys[r] = (ia << 32) | ib
             vals[r] = (r << 32) | im
             self.merges.append((a, b))
+        self.merge_ids = (keys, vals)   # (left << 32 | right, rank << 32 | merged) in rank order
         # a repeated pair keeps its LAST rank (HF collects the merges into a HashMap)
         mm = IntMap.from_arrays(keys[::-1].copy(), vals[::-1].copy())
         params = np.array([self.unk_id, int(self.fuse_unk), int(self.byte_fallback), int(self.ignore_merges),

@@ -23,7 +23,7 @@ from tokenizers import AddedToken, Regex, decoders, models, normalizers, pre_tok
 TEXT_FILES = sorted((FIXTURES / "text").glob("*.txt"))
 LLAMA3 = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
           r"|\s*[\r\n]+|\s+(?!\S)|\s+")
-TRAINED = ["bl_gpt2", "bl_llama3", "bl_nfkc", "ms_bpe", "unigram", "unigram_bf", "wordpiece"]
+TRAINED = ["bl_gpt2", "bl_llama3", "bl_nfkc", "bl_falcon", "ms_bpe", "unigram", "unigram_bf", "wordpiece"]
 SHARED = ["phi-3-mini", "t5-small"]
 
 
@@ -75,6 +75,15 @@ def _train(name, out):
         t.train(files, trainers.BpeTrainer(vocab_size=1200, special_tokens=["<|endoftext|>"],
                                            initial_alphabet=bl_alphabet, show_progress=False))
         t.add_tokens([AddedToken("fine print", normalized=True), AddedToken(" world", normalized=False)])
+    elif name == "bl_falcon":  # Falcon's pre-tokenizer: stages after ByteLevel, on its byte characters
+        t = tokenizers.Tokenizer(models.BPE())
+        t.pre_tokenizer = pre_tokenizers.Sequence([
+            pre_tokenizers.Punctuation("contiguous"), pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
+            pre_tokenizers.Digits(individual_digits=False), pre_tokenizers.Split(Regex("[0-9][0-9][0-9]"), "isolated")])
+        t.decoder = decoders.ByteLevel()
+        t.post_processor = processors.ByteLevel(trim_offsets=True)
+        t.train(files, trainers.BpeTrainer(vocab_size=1500, special_tokens=[">>TITLE<<", "<|endoftext|>"],
+                                           initial_alphabet=bl_alphabet, show_progress=False))
     elif name == "ms_bpe":
         t = tokenizers.Tokenizer(models.BPE(unk_token="<unk>", fuse_unk=True, byte_fallback=True))
         t.normalizer = normalizers.NFKC()
@@ -199,6 +208,7 @@ EXTRA = [
     # normal forms around added tokens: a look-alike that NFKC turns into one, a combining mark
     # that NFC composes with the token's last character, a normalized token written in ligatures
     "＜|endoftext|＞ fullwidth", "<|endoftext|>\u0338 composed", "ﬁne print and fine print", "hello ｗorld world",
+    "1234567 12 123456789 x2024-12-02 99.5% a...b!!c??",
 ]
 
 

@@ -718,8 +718,6 @@ class _Pre:
 
 
 class _ByteLevelPre(_Pre):
-    bytelevel = True
-
     def __init__(self, cfg):
         self.cfg = cfg
         self.add_prefix_space = bool(cfg.get("add_prefix_space", True))
@@ -805,13 +803,6 @@ class _MetaspacePre(_Pre):
 class _SeqPre(_Pre):
     def __init__(self, cfg, items):
         self.cfg, self.items = cfg, items
-        for i, it in enumerate(items):
-            if getattr(it, "bytelevel", False) and i != len(items) - 1:
-                raise NotImplementedError("a pre-tokenizer after ByteLevel in a Sequence is not supported by nbtok")
-
-    @property
-    def bytelevel(self):
-        return any(getattr(it, "bytelevel", False) for it in self.items)
 
     def apply(self, b):
         for it in self.items:

@@ -467,3 +467,18 @@ def test_every_corpus_line_matches_tokenizers(shared_data, trained, name):
           f"mismatches: ids {bad_ids}, offsets {bad_off}, decode {bad_dec}")
     assert docs > (800_000 if full else 5_000)
     assert (bad_ids, bad_off, bad_dec) == (0, 0, 0)
+
+
+def test_unigram_unknown_token_is_its_text(tmp_path):
+    """HF's Encoding.tokens gives a Unigram model's unknown token as the text it covers."""
+    t = tokenizers.Tokenizer(models.Unigram())
+    t.pre_tokenizer = pre_tokenizers.Metaspace()
+    t.decoder = decoders.Metaspace()
+    t.train([str(FIXTURES / "text" / "udhr_eng.txt")], trainers.UnigramTrainer(
+        vocab_size=300, special_tokens=["<unk>"], unk_token="<unk>", show_progress=False))
+    t.post_processor = processors.TemplateProcessing(single="$A <unk>", special_tokens=[("<unk>", 0)])
+    t.save(str(tmp_path / "u.json"))
+    tok = nbtok.Tokenizer.from_huggingface(tmp_path / "u.json")
+    for text in ["A sentence 🤗", "🤗🤗 x🤗y", "Ωmega", "<unk> literal", ""]:
+        assert tok.encode_as_pieces(text) == t.encode(text).tokens, text
+        assert tok.encode(text).tolist() == t.encode(text).ids, text

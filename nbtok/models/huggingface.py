@@ -1493,6 +1493,16 @@ class HuggingFaceModel:
 
     def _run_stages(self, texts, split_special_tokens, num_threads):
         """``(ids, starts, ends, doc_offsets, lead, trail)`` before the post-processor, stage by stage."""
+        b = self._pre_model(texts, split_special_tokens, num_threads)
+        t_ids, t_s, t_e, t_off = self._model(b, num_threads)
+        ids, st, en, doc_off, lead, trail = K.assemble(b.U, t_ids, t_s, t_e, t_off, b.a_s, b.a_e,
+                                                      b.n_docs, b.doc_start)
+        if ids.size and ids.min() < 0:
+            raise ValueError("the text needs the unknown token, but the model defines none")
+        return ids, st, en, doc_off, lead, trail
+
+    def _pre_model(self, texts, split_special_tokens, num_threads):
+        """The batch state after added tokens, normalizer and pre-tokenizer: the model's input."""
         b = _Batch()
         b.threads = num_threads
         lengths = np.fromiter(map(len, texts), np.int64, len(texts))
@@ -1528,12 +1538,7 @@ class HuggingFaceModel:
                                 bool(split_special_tokens), cls)
         if self.pre_tokenizer is not None:
             self.pre_tokenizer.apply(b)
-        t_ids, t_s, t_e, t_off = self._model(b, num_threads)
-        ids, st, en, doc_off, lead, trail = K.assemble(b.U, t_ids, t_s, t_e, t_off, b.a_s, b.a_e,
-                                                      b.n_docs, b.doc_start)
-        if ids.size and ids.min() < 0:
-            raise ValueError("the text needs the unknown token, but the model defines none")
-        return ids, st, en, doc_off, lead, trail
+        return b
 
     def _needs_cls(self):
         """Whether finding added tokens needs the character classes: for lstrip / rstrip /
@@ -1653,7 +1658,24 @@ class HuggingFaceModel:
         return out
 
     def encode_as_pieces(self, text, add_special_tokens=True):
-        return [self.tokens[i] for i in self.encode(text, add_special_tokens).tolist()]
+        """The tokens as strings, as HF's ``Encoding.tokens``: a Unigram model's unknown token
+        is the (normalized) text it covers, not the unknown piece."""
+        if self.kind != "Unigram" or self.unk_id < 0 or self.truncation or self.padding:
+            return [self.tokens[i] for i in self.encode(text, add_special_tokens).tolist()]
+        b = self._pre_model([text], False, None)
+        t_ids, t_s, t_e, t_off = self._model(b, None)
+        pieces = []
+        for u in range(len(b.U)):
+            if b.U[u, K.TOK] >= 0:
+                pieces.append(self.tokens[b.U[u, K.TOK]])
+                continue
+            for t in range(t_off[u], t_off[u + 1]):
+                i = int(t_ids[t])
+                pieces.append(b.cps[t_s[t]:t_e[t]].tobytes().decode("utf-32-le") if i == self.unk_id else self.tokens[i])
+        if add_special_tokens:
+            pieces = [self.tokens[i] for i in self.post.prefix_ids.tolist()] + pieces + \
+                [self.tokens[i] for i in self.post.suffix_ids.tolist()]
+        return pieces
 
     # ------------------------------------------------------------------ decoding
     def _check_ids(self, ids):

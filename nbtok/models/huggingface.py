@@ -650,6 +650,8 @@ def build_normalizer(cfg):
         items = cfg.get("normalizers")
         if not isinstance(items, list):
             raise ValueError("Sequence normalizer needs a 'normalizers' list")
+        if any(not isinstance(c, dict) for c in items):
+            raise ValueError("Sequence normalizer: every item must be a normalizer object")
         return _Sequence(cfg, [build_normalizer(c) for c in items])
     if t in ("NFC", "NFKC", "NFD", "NFKD"):
         return _NF(cfg, t)
@@ -819,6 +821,8 @@ def build_pre_tokenizer(cfg):
         items = cfg.get("pretokenizers")
         if not isinstance(items, list):
             raise ValueError("Sequence pre-tokenizer needs a 'pretokenizers' list")
+        if any(not isinstance(c, dict) for c in items):
+            raise ValueError("Sequence pre-tokenizer: every item must be a pre-tokenizer object")
         return _SeqPre(cfg, [build_pre_tokenizer(c) for c in items])
     if t == "ByteLevel":
         return _ByteLevelPre(cfg)
@@ -878,11 +882,34 @@ def _dec_bytelevel(cfg):
     return run
 
 
+def _one_char(cfg, key, default, where):
+    c = cfg.get(key, default)
+    if not isinstance(c, str) or len(c) != 1:
+        raise ValueError(f"{where}: {key} must be one character, got {c!r}")
+    return c
+
+
+def _opt_str(cfg, key, default, where):
+    v = cfg.get(key, default)
+    if not isinstance(v, str):
+        raise ValueError(f"{where}: {key} must be a string, got {v!r}")
+    return v
+
+
+def _count(cfg, key, where):
+    n = cfg.get(key, 0)
+    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+        raise ValueError(f"{where}: {key} must be a non-negative integer, got {n!r}")
+    return n
+
+
 def _dec_metaspace(cfg):
-    rep = cfg.get("replacement", "\u2581")
+    rep = _one_char(cfg, "replacement", "\u2581", "Metaspace decoder")
     scheme = cfg.get("prepend_scheme")
     if scheme is None:
         scheme = "always" if cfg.get("add_prefix_space", True) else "never"
+    if scheme not in ("always", "first", "never"):
+        raise ValueError(f"Metaspace decoder: unknown prepend_scheme {scheme!r}")
 
     def run(tokens):
         out = []
@@ -900,6 +927,8 @@ def _dec_replace(cfg):
     content = _req_str(cfg, "content")
     if isinstance(pat, dict) and "String" in pat:
         s = pat["String"]
+        if not isinstance(s, str):
+            raise ValueError(f"Replace decoder: pattern String must be a string, got {s!r}")
         return lambda tokens: [t.replace(s, content) for t in tokens]
     if isinstance(pat, dict) and "Regex" in pat:
         rx = _compile_regex(pat["Regex"], "Replace decoder")
@@ -938,8 +967,8 @@ def _dec_byte_fallback(cfg):
 
 
 def _dec_strip(cfg):
-    content = cfg.get("content", " ")
-    start, stop = int(cfg.get("start", 0)), int(cfg.get("stop", 0))
+    content = _one_char(cfg, "content", " ", "Strip decoder")
+    start, stop = _count(cfg, "start", "Strip decoder"), _count(cfg, "stop", "Strip decoder")
 
     def one(t):
         a = 0
@@ -967,7 +996,7 @@ def _wp_cleanup(s):
 
 
 def _dec_wordpiece(cfg):
-    prefix = cfg.get("prefix", "##")
+    prefix = _opt_str(cfg, "prefix", "##", "WordPiece decoder")
     cleanup = bool(cfg.get("cleanup", True))
 
     def run(tokens):
@@ -983,7 +1012,7 @@ def _dec_wordpiece(cfg):
 
 
 def _dec_bpe(cfg):
-    suffix = cfg.get("suffix", "</w>")
+    suffix = _opt_str(cfg, "suffix", "</w>", "BPE decoder")
 
     def run(tokens):
         n = len(tokens)
@@ -1001,6 +1030,8 @@ def build_decoder(cfg):
         items = cfg.get("decoders")
         if not isinstance(items, list):
             raise ValueError("Sequence decoder needs a 'decoders' list")
+        if any(not isinstance(c, dict) for c in items):
+            raise ValueError("Sequence decoder: every item must be a decoder object")
         fns = [build_decoder(c) for c in items]
 
         def run(tokens):

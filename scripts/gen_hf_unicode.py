@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import regex
 
-from nbtok.models.huggingface import HF_UNICODE_CLASSES, _all_chars
+from nbtok.pipeline.unicode import HF_UNICODE_CLASSES, _all_chars
 
 OUT = Path(__file__).resolve().parent.parent / "nbtok" / "data" / "hf_unicode.npz"
 

@@ -13,9 +13,83 @@ import json
 from pathlib import Path
 
 
+# floats as ``tokenizers`` reads them
+
+_POW10 = [float(f"1e{i}") for i in range(309)]
+_U64 = (1 << 64) - 1
+
+
+class JsonFloat(float):
+    """A float that remembers its JSON text (``json.loads(..., parse_float=JsonFloat.parse)``)."""
+
+    __slots__ = ("text",)
+
+    @classmethod
+    def parse(cls, text):
+        f = cls(text)
+        f.text = text
+        return f
+
+
+def serde_f64(x):
+    """The f64 ``serde_json`` (without ``float_roundtrip``, as ``tokenizers`` builds it) reads for a
+    JSON number: the decimal significand as a u64 (digits past 19-20 dropped), converted to f64,
+    then ONE multiplication / division by a power of ten. That double rounding can differ from a
+    correctly rounded parse in the last bit, which flips Unigram ties; HF's scores are these."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        raise ValueError(f"expected a number, got {x!r}")
+    if isinstance(x, int):
+        return float(x)
+    text = getattr(x, "text", None) or repr(float(x))
+    if text in ("inf", "-inf", "nan"):
+        return float(x)
+    s = text
+    i, n, pos = 0, len(s), True
+    if s[0] == "-":
+        pos, i = False, 1
+    sig = exp = 0
+    while i < n and s[i].isdigit():
+        d = ord(s[i]) - 48
+        if sig * 10 + d > _U64:
+            while i < n and s[i].isdigit():
+                exp += 1
+                i += 1
+            break
+        sig = sig * 10 + d
+        i += 1
+    if i < n and s[i] == ".":
+        i += 1
+        overflow = False
+        while i < n and s[i].isdigit():
+            d = ord(s[i]) - 48
+            if overflow or sig * 10 + d > _U64:
+                overflow = True
+            else:
+                sig = sig * 10 + d
+                exp -= 1
+            i += 1
+    if i < n and s[i] in "eE":
+        i += 1
+        sign = 1
+        if s[i] in "+-":
+            sign = 1 if s[i] == "+" else -1
+            i += 1
+        exp += sign * int(s[i:])
+    f = float(sig)
+    while True:
+        a = abs(exp)
+        if a < len(_POW10):
+            f = f * _POW10[a] if exp >= 0 else f / _POW10[a]
+            break
+        if f == 0.0:
+            break
+        f /= 1e308
+        exp += 308
+    return f if pos else -f
+
+
 def read_json(path):
     """The JSON object of ``path``; floats keep their text (HF reads them its own way)."""
-    from ..models.huggingface import JsonFloat
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:

@@ -52,7 +52,7 @@ def _normal_form(cfg):
 def _bytelevel_pattern(cfg):
     """The regex of a byte-level pre-tokenizer nbtok's scanner runs, or None."""
     from ..pretokenizer import scanner_config
-    from .huggingface import GPT2_HF
+    from ..pipeline.pre_tokenizers import GPT2_HF
     if not isinstance(cfg, dict):
         return None
     items = cfg.get("pretokenizers") if cfg.get("type") == "Sequence" else [cfg]

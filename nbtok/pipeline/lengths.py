@@ -1,0 +1,78 @@
+"""Lengths of encoded batches in a tokenizer.json pipeline: the file's own ``truncation`` and
+``padding`` (read and applied as HF does on every encode), and merging ragged results of texts
+that took different paths."""
+import numpy as np
+
+from .units import int_id
+
+
+def truncation_params(cfg):
+    """``(max_length, left)`` of a tokenizer.json ``truncation`` object, or None."""
+    if cfg is None:
+        return None
+    if not isinstance(cfg, dict):
+        raise ValueError("tokenizer.json 'truncation' must be an object or null")
+    max_length = int_id(cfg.get("max_length"), "truncation max_length")
+    direction = cfg.get("direction", "Right")
+    if direction not in ("Right", "Left"):
+        raise ValueError(f"tokenizer.json truncation: unknown direction {direction!r}")
+    strategy = cfg.get("strategy", "LongestFirst")
+    if strategy not in ("LongestFirst", "OnlyFirst", "OnlySecond"):
+        raise ValueError(f"tokenizer.json truncation: unknown strategy {strategy!r}")
+    return max_length, direction == "Left"
+
+
+def padding_params(cfg):
+    """``(fixed length or None, pad_to_multiple_of or None, left, pad_id)`` of a tokenizer.json
+    ``padding`` object, or None."""
+    if cfg is None:
+        return None
+    if not isinstance(cfg, dict):
+        raise ValueError("tokenizer.json 'padding' must be an object or null")
+    strategy = cfg.get("strategy", "BatchLongest")
+    if strategy == "BatchLongest":
+        fixed = None
+    elif isinstance(strategy, dict) and list(strategy) == ["Fixed"]:
+        fixed = int_id(strategy["Fixed"], "padding Fixed length")
+    else:
+        raise ValueError(f"tokenizer.json padding: unknown strategy {strategy!r}")
+    direction = cfg.get("direction", "Right")
+    if direction not in ("Right", "Left"):
+        raise ValueError(f"tokenizer.json padding: unknown direction {direction!r}")
+    multiple = cfg.get("pad_to_multiple_of")
+    if multiple is not None:
+        multiple = int_id(multiple, "padding pad_to_multiple_of")
+    return fixed, multiple or None, direction == "Left", int_id(cfg.get("pad_id", 0), "padding pad_id")
+
+
+def pad_rows(ids, st, en, doc_off, target, left, pad_id):
+    """Ragged rows padded with ``pad_id`` up to ``target`` ids each (longer rows unchanged)."""
+    counts = np.diff(doc_off)
+    pads = np.maximum(target - counts, 0)
+    new_off = np.zeros(doc_off.size, np.int64)
+    np.cumsum(counts + pads, out=new_off[1:])
+    base = new_off[:-1] + (pads if left else 0)
+    dst = np.arange(ids.size) + np.repeat(base - doc_off[:-1], counts)
+    out = np.full(int(new_off[-1]), pad_id, np.int32)
+    out[dst] = ids
+    if st is not None:
+        nst, nen = np.zeros(out.size, np.int64), np.zeros(out.size, np.int64)
+        nst[dst], nen[dst] = st, en
+        st, en = nst, nen
+    return out, st, en, new_off
+
+
+def merge_ragged(n_docs, *parts_and_offsets):
+    """One ragged result ``(ids, starts, ends, doc_offsets, lead, trail)`` for ``n_docs`` texts from
+    parts ``(rows, result)`` that each cover some of the texts (``starts``/``ends`` may be None)."""
+    *parts, offsets = parts_and_offsets
+    doc_of = np.concatenate([np.repeat(np.asarray(rows, np.int64), np.diff(r[3])) for rows, r in parts])
+    order = np.argsort(doc_of, kind="stable")
+    cat = [np.concatenate([r[i] for _, r in parts])[order] if (i not in (1, 2) or offsets) else None
+           for i in (0, 1, 2, 4, 5)]
+    counts = np.zeros(n_docs, np.int64)
+    for rows, r in parts:
+        counts[np.asarray(rows, np.int64)] = np.diff(r[3])
+    doc_off = np.zeros(n_docs + 1, np.int64)
+    np.cumsum(counts, out=doc_off[1:])
+    return cat[0], cat[1], cat[2], doc_off, cat[3], cat[4]

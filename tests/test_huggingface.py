@@ -243,6 +243,8 @@ def test_fused_and_stage_by_stage_agree(trained):
             a = fused.encode_batch(lines, return_offsets=True, padding=True, split_special_tokens=split)
             b = stages.encode_batch(lines, return_offsets=True, padding=True, split_special_tokens=split)
             assert np.array_equal(a.ids, b.ids) and np.array_equal(a.offsets, b.offsets), name
+            ra, rb = (t.encode_batch_ragged(lines, split_special_tokens=split) for t in (fused, stages))
+            assert np.array_equal(ra[0], rb[0]) and np.array_equal(ra[1], rb[1]), name
             assert [fused.encode(t, split_special_tokens=split).tolist() for t in lines] == \
                 [stages.encode(t, split_special_tokens=split).tolist() for t in lines], name
 

@@ -221,7 +221,7 @@ class FusedByteLevel:
             ids, doc_off, st, en = self.model.encode_batch_offsets(part, **opts)
             if self._ambiguous[ids].any():
                 return None
-        else:
+        else:   # without offsets nothing is trimmed: no lead / trail
             ids, doc_off = self.model.encode_batch_ragged(part, **opts)
-            st = en = None
+            return rows, (ids, None, None, doc_off, None, None)
         return rows, (ids, st, en, doc_off, self._lead[ids], self._trail[ids])

@@ -309,10 +309,10 @@ class HuggingFaceModel:
         """``(ids, starts, ends, doc_offsets)`` of a batch; ``starts``/``ends`` only with ``offsets``
         (else None). The model step runs fused (``hf_fused``) for the texts it can, stage by
         stage for the others."""
-        texts = list(texts)
-        for t in texts:
-            if not isinstance(t, str):
-                raise TypeError(f"expected str, got {type(t).__name__}")
+        texts = texts if type(texts) is list else list(texts)
+        if set(map(type, texts)) - {str}:
+            bad = next(t for t in texts if not isinstance(t, str))
+            raise TypeError(f"expected str, got {type(bad).__name__}")
         fused = None if self.fused is None else self.fused.encode_batch(
             texts, split_special_tokens, num_threads, offsets)
         if fused is None:

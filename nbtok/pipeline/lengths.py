@@ -64,11 +64,13 @@ def pad_rows(ids, st, en, doc_off, target, left, pad_id):
 
 def merge_ragged(n_docs, *parts_and_offsets):
     """One ragged result ``(ids, starts, ends, doc_offsets, lead, trail)`` for ``n_docs`` texts from
-    parts ``(rows, result)`` that each cover some of the texts (``starts``/``ends`` may be None)."""
+    parts ``(rows, result)`` that each cover some of the texts (without ``offsets``, only the ids
+    and row offsets are merged)."""
     *parts, offsets = parts_and_offsets
     doc_of = np.concatenate([np.repeat(np.asarray(rows, np.int64), np.diff(r[3])) for rows, r in parts])
     order = np.argsort(doc_of, kind="stable")
-    cat = [np.concatenate([r[i] for _, r in parts])[order] if (i not in (1, 2) or offsets) else None
+    # the spans and trimming counts only with offsets (a fused part leaves them out otherwise)
+    cat = [np.concatenate([r[i] for _, r in parts])[order] if (i == 0 or offsets) else None
            for i in (0, 1, 2, 4, 5)]
     counts = np.zeros(n_docs, np.int64)
     for rows, r in parts:

@@ -183,7 +183,6 @@ class SentencePieceModel:
             self.fast_words = lens_ok and self._words_ok and not self.ws_suffix and ud.size == 0
         self.special_tokens = {self.vocab.piece(i).decode("utf-8", "replace"): int(i)
                                for i in np.flatnonzero(kinds == CONTROL).tolist()}
-        self._reserved = {p: int(i) for p, i in zip(rs, reserved.tolist())}
         self.bos_id = self._reserved_id(t["bos_piece"])
         self.eos_id = self._reserved_id(t["eos_piece"])
 
@@ -313,10 +312,15 @@ class SentencePieceModel:
         return words if words.size >= size else np.empty(size, np.int32)
 
     def _reserved_id(self, piece):
-        i = self._reserved.get(piece.encode("utf-8"))
-        return i if i is not None else self.piece_to_id(piece)
+        """The id of a trainer spec's bos / eos / pad piece, -1 unless it is a control piece
+        (sentencepiece's ``bos_id()``)."""
+        i = self.piece_to_id(piece)
+        return i if self.vocab.kinds[i] == CONTROL else -1
 
     def _F(self, add_bos, add_eos):
+        for asked, i, name in ((add_bos, self.bos_id, "BOS"), (add_eos, self.eos_id, "EOS")):
+            if asked and i < 0:
+                raise ValueError(f"{name} token is not defined as a control symbol in this model")
         Fs = self.__dict__.get("_Fs")
         if Fs is None:
             Fs = self._Fs = {(b, e): (np.int64(self.V), np.int64(self.unk_id), self.byte_fallback, self.byte_ids,

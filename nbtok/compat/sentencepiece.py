@@ -1,0 +1,374 @@
+"""sentencepiece's ``SentencePieceProcessor`` on nbtok's kernels:
+``from nbtok.compat.sentencepiece import SentencePieceProcessor``.
+
+The calls of sentencepiece 0.2's Python API with its argument names, defaults and return types
+(ints or piece strings, one text or a batch), in snake_case and CamelCase. What nbtok cannot
+answer exactly raises ``NotImplementedError`` naming the call: protobuf outputs
+(``out_type='serialized_proto' / 'immutable_proto'``), ``calculate_entropy``,
+``sample_encode_and_score_*``, ``set_vocabulary``, ``normalize``. Sampling draws from the same
+distributions as sentencepiece with nbtok's own random generator, so a seeded sequence of
+samples differs from sentencepiece's.
+
+Examples:
+    >>> from nbtok.compat.sentencepiece import SentencePieceProcessor
+    >>> sp = SentencePieceProcessor(model_file="llama.model")  # doctest: +SKIP
+    >>> sp.encode(["Hello world", "bye"], out_type=str)  # doctest: +SKIP
+    [['▁Hello', '▁world'], ['▁by', 'e']]
+"""
+import numpy as np
+
+from ..formats.sentencepiece_model import BYTE, CONTROL, UNKNOWN, UNUSED
+from ..tokenizer import Tokenizer
+
+#: the sentencepiece release whose Python API this module follows
+__version__ = "0.2.1"
+
+__all__ = ["SentencePieceProcessor", "SentencePieceTrainer", "SentencePieceNormalizer",
+           "set_random_generator_seed", "set_min_log_level"]
+
+
+def _unsupported(call, why):
+    raise NotImplementedError(f"{call} is not implemented by nbtok.compat.sentencepiece: {why}")
+
+
+class SentencePieceProcessor:
+    """sentencepiece's processor; the constructor takes ``model_file`` / ``model_proto`` and the
+    encode defaults (``out_type``, ``add_bos``, ``add_eos``, ``reverse``, ``emit_unk_piece``,
+    ``enable_sampling``, ``nbest_size``, ``alpha``, ``num_threads``)."""
+
+    def __init__(self, model_file=None, model_proto=None, out_type=int, add_bos=False, add_eos=False,
+                 reverse=False, emit_unk_piece=False, enable_sampling=False, nbest_size=-1, alpha=0.1,
+                 num_threads=-1):
+        self._model = None
+        self._defaults = dict(out_type=out_type, add_bos=add_bos, add_eos=add_eos, reverse=reverse,
+                              emit_unk_piece=emit_unk_piece, enable_sampling=enable_sampling,
+                              nbest_size=nbest_size, alpha=alpha, num_threads=num_threads)
+        if model_file is not None or model_proto is not None:
+            self.load(model_file=model_file, model_proto=model_proto)
+
+    Init = __init__
+
+    # ------------------------------------------------------------------ loading
+    def load(self, model_file=None, model_proto=None):
+        """Load a ``.model`` file or its serialized bytes."""
+        from ..models.sentencepiece import SentencePieceModel
+        if model_proto is not None:
+            self._model = SentencePieceModel.from_bytes(bytes(model_proto))
+        elif model_file is not None:
+            self._model = SentencePieceModel.load(model_file)
+        else:
+            raise ValueError("load needs model_file or model_proto")
+        self._tok = Tokenizer(self._model)
+        return True
+
+    Load = load
+
+    def LoadFromFile(self, arg):  # noqa: N802 - sentencepiece's name
+        return self.load(model_file=arg)
+
+    def LoadFromSerializedProto(self, serialized):  # noqa: N802
+        return self.load(model_proto=serialized)
+
+    def serialized_model_proto(self):
+        return self._m.serialized_model_proto()
+
+    @property
+    def _m(self):
+        if self._model is None:
+            raise RuntimeError("no model is loaded: call load(model_file=...) first")
+        return self._model
+
+    def set_encode_extra_options(self, extra_option):
+        """sentencepiece's ``"bos:eos:reverse:unk"`` string: the options it names become defaults."""
+        names = {"bos": "add_bos", "eos": "add_eos", "reverse": "reverse", "unk": "emit_unk_piece"}
+        for opt in filter(None, extra_option.split(":")):
+            if opt not in names:
+                raise ValueError(f"unknown extra option {opt!r} (bos, eos, reverse, unk)")
+            self._defaults[names[opt]] = True
+
+    SetEncodeExtraOptions = set_encode_extra_options
+
+    # ------------------------------------------------------------------ encoding
+    def encode(self, input, out_type=None, add_bos=None, add_eos=None, reverse=None, emit_unk_piece=None,
+               enable_sampling=None, nbest_size=None, alpha=None, num_threads=None):
+        """Ids (``out_type=int``) or pieces (``out_type=str``) of a text, or of each text of a list."""
+        o = {k: (v if v is not None else self._defaults[k]) for k, v in dict(
+            out_type=out_type, add_bos=add_bos, add_eos=add_eos, reverse=reverse, emit_unk_piece=emit_unk_piece,
+            enable_sampling=enable_sampling, nbest_size=nbest_size, alpha=alpha, num_threads=num_threads).items()}
+        if o["out_type"] not in (int, str):
+            _unsupported(f"encode(out_type={o['out_type']!r})", "protobuf outputs need sentencepiece's proto classes")
+        if isinstance(input, (list, tuple)):
+            if o["out_type"] is int and not o["enable_sampling"] and not o["reverse"]:
+                threads = None if o["num_threads"] is None or o["num_threads"] < 0 else int(o["num_threads"])
+                ids, offsets = self._tok.encode_batch_ragged(list(input), add_bos=o["add_bos"], add_eos=o["add_eos"],
+                                                             num_threads=threads)
+                flat, bounds = ids.tolist(), offsets.tolist()
+                return [flat[bounds[i]:bounds[i + 1]] for i in range(len(input))]
+            return [self._encode_one(t, o) for t in input]
+        return self._encode_one(input, o)
+
+    def _encode_one(self, text, o):
+        m = self._m
+        m._F(o["add_bos"], o["add_eos"])   # ValueError when the model has no such control piece
+        if o["enable_sampling"]:
+            ids = m.sample_encode(text, alpha=o["alpha"], nbest_size=o["nbest_size"]).tolist()
+        else:
+            ids = self._tok.encode(text).tolist()
+        if o["out_type"] is str:
+            pieces = m.encode_as_pieces(text) if not o["enable_sampling"] else [m.id_to_piece(i) for i in ids]
+            if o["emit_unk_piece"]:
+                unk = m.id_to_piece(m.unk_id)
+                pieces = [unk if i == m.unk_id else p for p, i in zip(pieces, ids)]
+            out = pieces
+            bos, eos = m.id_to_piece(m.bos_id) if m.bos_id >= 0 else None, m.id_to_piece(m.eos_id) if m.eos_id >= 0 else None
+        else:
+            out, bos, eos = ids, m.bos_id, m.eos_id
+        if o["reverse"]:   # the pieces are reversed, then bos / eos added (sentencepiece's order)
+            out = out[::-1]
+        if o["add_bos"]:
+            out = [bos] + out
+        if o["add_eos"]:
+            out = out + [eos]
+        return out
+
+    def encode_as_ids(self, input, **kwargs):
+        return self.encode(input, out_type=int, **kwargs)
+
+    def encode_as_pieces(self, input, **kwargs):
+        return self.encode(input, out_type=str, **kwargs)
+
+    EncodeAsIds, EncodeAsPieces, Encode = encode_as_ids, encode_as_pieces, encode
+
+    def nbest_encode(self, input, out_type=None, add_bos=None, add_eos=None, reverse=None,
+                     emit_unk_piece=None, nbest_size=None):
+        """The ``nbest_size`` best segmentations of a text (or of each text of a list)."""
+        if isinstance(input, (list, tuple)):
+            return [self.nbest_encode(t, out_type, add_bos, add_eos, reverse, emit_unk_piece, nbest_size) for t in input]
+        m = self._m
+        out_type = self._defaults["out_type"] if out_type is None else out_type
+        n = self._defaults["nbest_size"] if nbest_size is None else nbest_size
+        results = []
+        for ids in m.nbest_encode(input, max(int(n), 1)):
+            ids = ids.tolist()
+            seq = ids if out_type is int else [m.id_to_piece(i) for i in ids]
+            if out_type is str and not (emit_unk_piece or self._defaults["emit_unk_piece"]) and m.unk_id in ids:
+                _unsupported("nbest_encode_as_pieces of a segmentation with an unknown piece",
+                             "the text an unknown piece covers is not kept for n-best segmentations")
+            if reverse if reverse is not None else self._defaults["reverse"]:
+                seq = seq[::-1]
+            if add_bos if add_bos is not None else self._defaults["add_bos"]:
+                seq = [m.bos_id if out_type is int else m.id_to_piece(m.bos_id)] + seq
+            if add_eos if add_eos is not None else self._defaults["add_eos"]:
+                seq = seq + [m.eos_id if out_type is int else m.id_to_piece(m.eos_id)]
+            results.append(seq)
+        return results
+
+    def nbest_encode_as_ids(self, input, nbest_size=None, **kwargs):
+        return self.nbest_encode(input, out_type=int, nbest_size=nbest_size, **kwargs)
+
+    def nbest_encode_as_pieces(self, input, nbest_size=None, **kwargs):
+        return self.nbest_encode(input, out_type=str, nbest_size=nbest_size, **kwargs)
+
+    NBestEncodeAsIds, NBestEncodeAsPieces, NBestEncode = nbest_encode_as_ids, nbest_encode_as_pieces, nbest_encode
+
+    def _proto(self, *args, **kwargs):
+        _unsupported("*_as_serialized_proto / *_as_immutable_proto",
+                     "protobuf outputs (SentencePieceText) are not built by nbtok")
+
+    (encode_as_serialized_proto, sample_encode_as_serialized_proto, nbest_encode_as_serialized_proto,
+     decode_pieces_as_serialized_proto, decode_ids_as_serialized_proto, encode_as_immutable_proto,
+     sample_encode_as_immutable_proto, nbest_encode_as_immutable_proto, decode_pieces_as_immutable_proto,
+     decode_ids_as_immutable_proto, EncodeAsSerializedProto, SampleEncodeAsSerializedProto,
+     NBestEncodeAsSerializedProto, DecodePiecesAsSerializedProto, DecodeIdsAsSerializedProto,
+     EncodeAsImmutableProto, SampleEncodeAsImmutableProto, NBestEncodeAsImmutableProto,
+     DecodePiecesAsImmutableProto, DecodeIdsAsImmutableProto, override_normalizer_spec) = (_proto,) * 21
+
+    def sample_encode_as_ids(self, input, nbest_size=None, alpha=None, **kwargs):
+        return self.encode(input, out_type=int, enable_sampling=True, nbest_size=nbest_size, alpha=alpha, **kwargs)
+
+    def sample_encode_as_pieces(self, input, nbest_size=None, alpha=None, **kwargs):
+        return self.encode(input, out_type=str, enable_sampling=True, nbest_size=nbest_size, alpha=alpha, **kwargs)
+
+    SampleEncodeAsIds, SampleEncodeAsPieces = sample_encode_as_ids, sample_encode_as_pieces
+
+    def sample_encode_and_score(self, *args, **kwargs):
+        _unsupported("sample_encode_and_score", "the scores of sampled segmentations are not computed")
+
+    sample_encode_and_score_as_ids = sample_encode_and_score_as_pieces = sample_encode_and_score
+
+    def calculate_entropy(self, *args, **kwargs):
+        _unsupported("calculate_entropy", "the lattice entropy is not computed")
+
+    CalculateEntropy = calculate_entropy
+
+    def normalize(self, *args, **kwargs):
+        _unsupported("normalize", "the normalized text is not returned by nbtok's kernels")
+
+    def set_vocabulary(self, *args, **kwargs):
+        _unsupported("set_vocabulary", "a restricted vocabulary is not supported")
+
+    SetVocabulary = reset_vocabulary = ResetVocabulary = set_vocabulary
+
+    # ------------------------------------------------------------------ decoding
+    def decode(self, input, out_type=str, num_threads=None):
+        """The text of ids or pieces, or of each list of a batch (``out_type=bytes``: the bytes,
+        which may end inside a character)."""
+        if out_type is bytes:
+            if isinstance(input, (int, np.integer)):
+                input = [input]
+            items = list(input)
+            if items and isinstance(items[0], (list, tuple, np.ndarray)):
+                return [self.decode(x, bytes) for x in items]
+            if items and isinstance(items[0], str):
+                return self._m.decode_pieces(items).encode("utf-8")
+            return self._tok.decode_bytes(items)
+        if out_type is not str:
+            _unsupported(f"decode(out_type={out_type!r})", "protobuf outputs need sentencepiece's proto classes")
+        if isinstance(input, (int, np.integer)):
+            input = [input]
+        if isinstance(input, str):
+            return self._m.decode_pieces([input])
+        items = list(input)
+        if items and isinstance(items[0], (list, tuple, np.ndarray)):
+            return [self.decode(x) for x in items]
+        if items and isinstance(items[0], str):
+            return self._m.decode_pieces(items)
+        return self._tok.decode(items)
+
+    def decode_ids(self, input, out_type=str, **kwargs):
+        return self.decode(input, out_type, **kwargs)
+
+    def decode_pieces(self, input, out_type=str, **kwargs):
+        return self.decode(input, out_type, **kwargs)
+
+    DecodeIds, DecodePieces, Decode = decode_ids, decode_pieces, decode
+
+    # ------------------------------------------------------------------ vocabulary
+    def get_piece_size(self):
+        return self._m.V
+
+    piece_size = vocab_size = GetPieceSize = get_piece_size
+
+    def __len__(self):
+        return self._m.V
+
+    def _each(self, x, fn):
+        return [fn(v) for v in x] if isinstance(x, (list, tuple, np.ndarray)) else fn(x)
+
+    def id_to_piece(self, id):  # noqa: A002 - sentencepiece's argument name
+        return self._each(id, self._m.id_to_piece)
+
+    def piece_to_id(self, piece):
+        return self._each(piece, self._m.piece_to_id)
+
+    def get_score(self, id):  # noqa: A002
+        def score(i):
+            if not 0 <= int(i) < self._m.V:
+                raise IndexError(f"piece id {i} is out of range")
+            return self._m.get_score(int(i))
+        return self._each(id, score)
+
+    IdToPiece, PieceToId, GetScore = id_to_piece, piece_to_id, get_score
+
+    def __getitem__(self, piece):
+        return self.piece_to_id(piece)
+
+    def _kind(self, id, kind):  # noqa: A002
+        kinds = self._m.vocab.kinds
+        return self._each(id, lambda i: bool(kinds[int(i)] == kind) if 0 <= int(i) < kinds.size else False)
+
+    def is_unknown(self, id):  # noqa: A002
+        return self._kind(id, UNKNOWN)
+
+    def is_control(self, id):  # noqa: A002
+        return self._kind(id, CONTROL)
+
+    def is_unused(self, id):  # noqa: A002
+        return self._kind(id, UNUSED)
+
+    def is_byte(self, id):  # noqa: A002
+        return self._kind(id, BYTE)
+
+    IsUnknown, IsControl, IsUnused, IsByte = is_unknown, is_control, is_unused, is_byte
+
+    def unk_id(self):
+        return self._m.unk_id
+
+    def bos_id(self):
+        return self._m.bos_id
+
+    def eos_id(self):
+        return self._m.eos_id
+
+    def pad_id(self):
+        m = self._m
+        return m._reserved_id(m.proto.trainer["pad_piece"])
+
+    UnkId, BosId, EosId, PadId = unk_id, bos_id, eos_id, pad_id
+
+    def __getstate__(self):
+        return {"proto": self.serialized_model_proto(), "defaults": self._defaults}
+
+    def __setstate__(self, state):
+        self.__init__(model_proto=state["proto"], **state["defaults"])
+
+
+def set_random_generator_seed(seed):
+    """Seed the generator subword sampling draws from (nbtok's, not sentencepiece's mt19937)."""
+    from ..kernels import unigram as kuni
+    kuni.seed_rng(int(seed))
+
+
+def set_min_log_level(level):
+    """sentencepiece's logging threshold; nbtok's kernels do not log, so there is nothing to set."""
+    if not isinstance(level, int):
+        raise TypeError("level must be an int")
+
+
+SetRandomGeneratorSeed, SetMinLogLevel = set_random_generator_seed, set_min_log_level
+
+
+class SentencePieceTrainer:
+    """``SentencePieceTrainer.train(input=..., model_prefix=..., vocab_size=..., model_type=...)``
+    on ``nbtok.train_sentencepiece``: writes ``<model_prefix>.model`` and ``.vocab``."""
+
+    @staticmethod
+    def train(arg=None, **kwargs):
+        import nbtok
+        if arg is not None:
+            if kwargs:
+                raise ValueError("give the options as one string or as keyword arguments, not both")
+            for item in arg.split():
+                key, _, value = item.lstrip("-").partition("=")
+                kwargs[key] = value
+        kwargs.pop("minloglevel", None)
+        prefix = kwargs.pop("model_prefix", None)
+        if prefix is None and "model_writer" not in kwargs:
+            raise ValueError("model_prefix is required")
+        source = kwargs.pop("input", None) or kwargs.pop("sentence_iterator", None)
+        if isinstance(source, str):
+            source = source.split(",") if "," in source else source
+        writer = kwargs.pop("model_writer", None)
+        vocab_size = int(kwargs.pop("vocab_size", 8000))
+        model_type = str(kwargs.pop("model_type", "unigram")).lower()
+        sp = nbtok.train_sentencepiece(source, vocab_size, model_type=model_type, **kwargs)
+        proto = sp.model.serialized_model_proto()
+        if writer is not None:
+            writer.write(proto)
+            return
+        with open(f"{prefix}.model", "wb") as f:
+            f.write(proto)
+        m = sp.model
+        with open(f"{prefix}.vocab", "w", encoding="utf-8") as f:
+            for i in range(m.V):
+                f.write(f"{m.id_to_piece(i)}\t{m.get_score(i):g}\n")
+
+    Train = train
+
+
+class SentencePieceNormalizer:
+    """sentencepiece's stand-alone normalizer: not implemented by nbtok (its normalizer runs
+    inside the encode kernels and does not return the normalized text)."""
+
+    def __init__(self, *args, **kwargs):
+        _unsupported("SentencePieceNormalizer", "the normalized text is not returned by nbtok's kernels")

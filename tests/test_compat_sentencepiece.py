@@ -1,0 +1,114 @@
+"""``nbtok.compat.sentencepiece`` against sentencepiece itself: the same calls on the same
+models give the same answers (models trained here, plus the shared ones when present)."""
+import pickle
+
+import pytest
+
+from conftest import FIXTURES, shared_data_dir
+from nbtok.compat import sentencepiece as compat
+
+spm = pytest.importorskip("sentencepiece")
+TEXT = [line for line in (FIXTURES / "text" / "udhr_eng.txt").read_text(encoding="utf-8").splitlines() if line]
+TEXTS = TEXT[:20] + ["Hello world", "  two  spaces ", "日本語のテキスト", "🙃 emoji é", "", "I saw a girl with a telescope."]
+
+
+def _models(tmp):
+    out = []
+    for kind, bf in (("unigram", False), ("unigram", True), ("bpe", True)):
+        prefix = str(tmp / f"{kind}{int(bf)}")
+        spm.SentencePieceTrainer.train(sentence_iterator=iter(TEXT), model_prefix=prefix, vocab_size=500,
+                                       model_type=kind, byte_fallback=bf, minloglevel=2)
+        out.append(prefix + ".model")
+    root = shared_data_dir()
+    if root is not None:
+        out += [str(p) for p in sorted((root / "models" / "sentencepiece").glob("*.model"))]
+        out += [str(root / "zoo" / "t5" / "sd3-t5xxl" / "spiece.model")]
+    return out
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    return _models(tmp_path_factory.mktemp("compat_spm"))
+
+
+CALLS = {
+    "ids": lambda s: s.encode(TEXTS),
+    "one": lambda s: s.encode(TEXTS[0]),
+    "pieces": lambda s: s.encode(TEXTS, out_type=str),
+    "bos_eos": lambda s: s.encode(TEXTS, add_bos=True, add_eos=True) if s.bos_id() >= 0 and s.eos_id() >= 0 else None,
+    "reverse": lambda s: s.encode(TEXTS, out_type=str, reverse=True),
+    "emit_unk": lambda s: s.encode(TEXTS, out_type=str, emit_unk_piece=True),
+    "camel": lambda s: (s.EncodeAsIds(TEXTS[1]), s.EncodeAsPieces(TEXTS[1]), s.GetPieceSize(), len(s)),
+    "reserved": lambda s: (s.unk_id(), s.bos_id(), s.eos_id(), s.pad_id(), s.get_piece_size(), s.vocab_size()),
+    "kinds": lambda s: [(s.is_unknown(i), s.is_control(i), s.is_unused(i), s.is_byte(i)) for i in range(s.get_piece_size())],
+    "id_to_piece": lambda s: (s.id_to_piece(list(range(60))), s.IdToPiece(5)),
+    "scores": lambda s: s.get_score(list(range(60))),
+    "piece_to_id": lambda s: s.piece_to_id(["▁the", "<unk>", "zzzqqq", "<s>", "e"]),
+}
+
+
+def test_calls_match_sentencepiece(models):
+    for path in models:
+        ref, ours = spm.SentencePieceProcessor(model_file=path), compat.SentencePieceProcessor(model_file=path)
+        for name, call in CALLS.items():
+            assert call(ours) == call(ref), (path, name)
+        ids = ref.encode(TEXTS)
+        assert ours.decode(ids) == ref.decode(ids), path
+        assert ours.decode(ref.encode(TEXTS, out_type=str)) == ref.decode(ref.encode(TEXTS, out_type=str)), path
+        assert ours.decode(ids[0], out_type=bytes) == ref.decode(ids[0], out_type=bytes), path
+        assert ours.decode(5) == ref.decode(5), path
+        if ref.bos_id() < 0:
+            with pytest.raises(ValueError):
+                ours.encode("hi", add_bos=True)
+
+
+def test_nbest_and_sampling(models):
+    ref, ours = (cls(model_file=models[0]) for cls in (spm.SentencePieceProcessor, compat.SentencePieceProcessor))
+    text = "I saw a girl with a telescope."
+    assert ours.nbest_encode_as_ids(text, nbest_size=5)[0] == ref.encode(text)
+    assert ours.nbest_encode(text, nbest_size=5) == ref.nbest_encode(text, nbest_size=5)
+    assert ours.nbest_encode_as_pieces(text, nbest_size=3) == ref.nbest_encode_as_pieces(text, nbest_size=3)
+    compat.set_random_generator_seed(0)
+    for _ in range(20):   # a sample is one of the segmentations of the text
+        pieces = ours.sample_encode_as_pieces(text, nbest_size=-1, alpha=0.5)
+        assert ours.decode(pieces) == text
+        assert ours.decode(ours.sample_encode_as_ids(text, nbest_size=-1, alpha=0.5)) == text
+    assert ours.encode(text, enable_sampling=True, alpha=0.1, nbest_size=1) == ref.encode(text)
+
+
+def test_options_and_loading(models, tmp_path):
+    path = models[0]
+    with open(path, "rb") as f:
+        proto = f.read()
+    ours = compat.SentencePieceProcessor(model_proto=proto, out_type=str, add_eos=True)
+    ref = spm.SentencePieceProcessor(model_proto=proto, out_type=str, add_eos=True)
+    assert ours.encode(TEXTS) == ref.encode(TEXTS)
+    ours, ref = compat.SentencePieceProcessor(), spm.SentencePieceProcessor()
+    assert ours.Load(path) and ref.Load(path)
+    ours.SetEncodeExtraOptions("bos:eos:reverse")   # sentencepiece 0.1's way of setting defaults
+    assert ours.encode(TEXTS) == ref.encode(TEXTS, add_bos=True, add_eos=True, reverse=True)
+    assert ours.serialized_model_proto() == ref.serialized_model_proto()
+    again = pickle.loads(pickle.dumps(ours))
+    assert again.encode(TEXTS) == ours.encode(TEXTS)
+
+
+def test_unsupported_calls_say_so(models):
+    sp = compat.SentencePieceProcessor(model_file=models[0])
+    for call in (lambda: sp.encode("x", out_type="serialized_proto"), lambda: sp.calculate_entropy("x", 0.1),
+                 lambda: sp.EncodeAsImmutableProto("x"), lambda: sp.normalize("x"), compat.SentencePieceNormalizer,
+                 lambda: sp.sample_encode_and_score_as_ids("x")):
+        with pytest.raises(NotImplementedError, match="not implemented by nbtok"):
+            call()
+
+
+def test_trainer_writes_a_model_sentencepiece_loads(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(TEXT), encoding="utf-8")
+    compat.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(tmp_path / "m"), vocab_size=300,
+                                      model_type="bpe")
+    ref = spm.SentencePieceProcessor(model_file=str(tmp_path / "m.model"))
+    assert ref.get_piece_size() == 300
+    assert ref.decode(ref.encode(TEXT[0])) == TEXT[0]
+    assert (tmp_path / "m.vocab").read_text(encoding="utf-8").count("\n") == 300
+    compat.SentencePieceTrainer.train(f"--input={corpus} --model_prefix={tmp_path / 'n'} --vocab_size=300 --model_type=bpe")
+    assert (tmp_path / "n.model").read_bytes() == (tmp_path / "m.model").read_bytes()

@@ -385,9 +385,16 @@ def hf_train(docs, vocab_size, specials):
     return vocab, merges
 
 
+def _lines(text):
+    """A file's documents for HF's trainer: its lines, each with its "\\n" (only "\\n" ends a
+    line, as Rust's ``read_line``; not "\\r", U+2028, ...)."""
+    parts = text.split("\n")
+    return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+
+
 def test_hf_tie_break_matches_bpetrainer_fixture():
     text = CORPUS_EN.read_text(encoding="utf-8")
-    hv, hm = hf_train([text], 1500, ["<|endoftext|>"])
+    hv, hm = hf_train(_lines(text), 1500, ["<|endoftext|>"])
     tok = nbtok.train_bpe(CORPUS_EN, 1500, special_tokens=["<|endoftext|>"], tie_break="hf", progress=False)
     assert tok.merges == hm
     assert tok.vocab == hv
@@ -416,8 +423,36 @@ HF_CORPORA = [("cs336/corpus.en", 3000), ("tinyshakespeare/input.txt", 3000), ("
 def test_hf_tie_break_matches_bpetrainer_shared(shared_data, name, vocab_size):
     root = shared_data / "corpora" / name
     paths = sorted(root.glob("*.txt")) if root.is_dir() else [root]
-    docs = [p.read_bytes().decode("utf-8") for p in paths]  # keep CRLF as is
+    docs = [line for p in paths for line in _lines(p.read_bytes().decode("utf-8"))]  # keep CRLF as is
     hv, hm = hf_train(docs, vocab_size, ["<|endoftext|>"])
     tok = nbtok.train_bpe(paths, vocab_size, special_tokens=["<|endoftext|>"], tie_break="hf", progress=False)
     assert tok.merges == hm
     assert tok.vocab == hv
+
+
+INDENTED = ("def f(x):\n    return x\n\n\n    \tindented  \n" * 40 + "class A:\r\n    pass\r\n  \r\n" * 30
+            + "".join(f"{'  ' * (i % 5)}line {i} of text\n" for i in range(300)) + "no final newline")
+
+
+def test_hf_tie_break_reads_files_line_by_line_as_hf(tmp_path):
+    """HF's Tokenizer.train(files) reads a file line by line: no pre-token spans a newline and the
+    next line's indentation. Files with indented lines, CRLF and blank lines, against HF's own
+    file trainer; iterators keep each str one document."""
+    tokenizers = pytest.importorskip("tokenizers")
+    from tokenizers import models, pre_tokenizers, trainers
+    path = tmp_path / "indented.txt"
+    path.write_bytes(INDENTED.encode("utf-8"))
+    tok = tokenizers.Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    tok.train([str(path)], trainers.BpeTrainer(vocab_size=400, show_progress=False,
+                                               initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    model = json.loads(tok.to_str())["model"]
+    hm = [tuple(token_to_bytes(x, "merge") for x in (m.split(" ") if isinstance(m, str) else m)) for m in model["merges"]]
+    ours = nbtok.train_bpe([path], 400, tie_break="hf", progress=False)
+    assert ours.merges == hm
+    assert hf_train(_lines(INDENTED), 400, [])[1] == hm   # the helper's line documents are HF's
+    # an iterator of texts: each str is one document, as train_from_iterator
+    docs = INDENTED.split("\n\n")
+    assert nbtok.train_bpe(iter(docs), 400, tie_break="hf", progress=False).merges == hf_train(docs, 400, [])[1]
+    # and a whole-file document differs: the test can fail
+    assert nbtok.train_bpe(iter([INDENTED]), 400, tie_break="hf", progress=False).merges != hm

@@ -200,7 +200,8 @@ def train_bpe(input, vocab_size, special_tokens=(), pattern="gpt2", tie_break="g
         ids 0.. and are never part of a merge.
     pattern: "gpt2", "cl100k", "o200k" (any name ``nbtok.pretokenizer.PATTERNS`` knows) or a
         regex string (patterns outside those families use the slower ``regex`` module).
-    tie_break: "greatest_bytes" (CS336, default) or "hf" (HF tokenizers' BpeTrainer).
+    tie_break: "greatest_bytes" (CS336, default) or "hf" (HF tokenizers' BpeTrainer; files are
+        then read as its ``Tokenizer.train(files)`` reads them, each line one document).
     progress: report counting and merging progress on stderr.
     num_threads: threads for counting (default: numba's current setting).
     """
@@ -213,8 +214,9 @@ def train_bpe(input, vocab_size, special_tokens=(), pattern="gpt2", tie_break="g
             raise ValueError(f"num_threads must be a positive int, not {num_threads!r}")
         numba.set_num_threads(min(num_threads, numba.config.NUMBA_NUM_THREADS))
     try:
+        # HF's trainer reads a file line by line: with its tie rule, its documents too
         words = count_pretokens(input, pre, special_tokens, progress=progress, block_size=block_size,
-                                errors=errors)
+                                errors=errors, line_documents=mode == TIE_BREAKS["hf"])
     finally:
         numba.set_num_threads(old_threads)
     # handed over in a list that _train_from_words empties: the unique-pre-token table is freed

@@ -6,8 +6,9 @@ parallel on all cores, and folded into one table of unique pre-tokens. Memory is
 that table (plus one block), not by the corpus.
 
 Semantics: a file is one document (pre-tokenization never crosses a special token, and the
-safe cuts give exactly the pre-tokens of the whole file); each str of an iterable is its
-own document (no pre-token spans two strings).
+safe cuts give exactly the pre-tokens of the whole file), or with ``line_documents`` each of
+its lines, its ``\n`` included, as HF tokenizers' trainer reads files; each str of an iterable
+is its own document (no pre-token spans two strings).
 """
 import os
 import sys
@@ -113,8 +114,9 @@ class PretokenCounter:
     """Feed blocks of text; get the unique pre-tokens with their counts."""
 
     def __init__(self, pretokenizer, special_tokens=(), block_size=None, task_size=None, progress=False,
-                 total_bytes=None):
+                 total_bytes=None, line_documents=False):
         self.pre = pretokenizer
+        self.line_documents = bool(line_documents)
         specials = sorted({s.encode("utf-8") for s in special_tokens}, key=lambda b: (-len(b), b))
         self.specials = specials
         self.sp_bytes = np.frombuffer(b"".join(specials), np.uint8).copy() if specials else np.zeros(1, np.uint8)
@@ -224,11 +226,20 @@ class PretokenCounter:
                         continue
                     end = int(p)
                     carry = data[end:]
-                chunk = checked_utf8(data[:end], errors, path, read)
+                chunk = np.frombuffer(checked_utf8(data[:end], errors, path, read), np.uint8)
                 read += end
-                self.add_block(np.frombuffer(chunk, np.uint8), np.array([0, len(chunk)], np.int64))
+                self.add_block(chunk, self._documents(chunk))
                 if eof:
                     break
+
+    def _documents(self, chunk):
+        """Document offsets of a block of a file: the whole block, or one per line."""
+        if not self.line_documents:
+            return np.array([0, chunk.shape[0]], np.int64)
+        ends = np.flatnonzero(chunk == 10) + 1
+        if not ends.size or ends[-1] != chunk.shape[0]:
+            ends = np.append(ends, chunk.shape[0])
+        return np.concatenate([[0], ends]).astype(np.int64)
 
     def add_texts(self, texts):
         batch, size = [], 0
@@ -305,16 +316,16 @@ def checked_utf8(data, errors, path, base):
 
 
 def count_pretokens(input, pretokenizer, special_tokens=(), progress=False, block_size=None, task_size=None,
-                    errors="strict"):
+                    errors="strict", line_documents=False):
     """Unique pre-tokens of ``input`` (see ``resolve_input``) as ``WordCounts``. Files must be
     UTF-8 (``errors``: "strict", or "replace" / "ignore" as ``bytes.decode``); input with no
-    text at all is a ``ValueError``."""
+    text at all is a ``ValueError``. ``line_documents``: each line of a file is a document."""
     if errors not in ERRORS:
         raise ValueError(f"errors must be one of {', '.join(ERRORS)}, not {errors!r}")
     kind, src = resolve_input(input)
     total = sum(p.stat().st_size for p in src) if kind == "files" else None
     counter = PretokenCounter(pretokenizer, special_tokens, block_size=block_size, task_size=task_size,
-                              progress=progress, total_bytes=total)
+                              progress=progress, total_bytes=total, line_documents=line_documents)
     if kind == "files":
         for p in src:
             counter.add_file(p, errors)

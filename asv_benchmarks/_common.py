@@ -130,6 +130,14 @@ def lines(name, n=None, skip_empty=False):
     return out if n is None else out[:n]
 
 
+def line_documents(names, max_bytes):
+    """The non-empty lines of ``max_bytes`` of text taken evenly from the corpora ``names``."""
+    docs = []
+    for name in names:
+        docs.extend(x for x in read_corpus(name, max_bytes // len(names)).split("\n") if x)
+    return docs
+
+
 def udhr_path(lang="English"):
     """A UDHR text by language name, looked up in corpora/udhr/index.xml."""
     import xml.etree.ElementTree as ET

@@ -42,11 +42,7 @@ def model_file(name):
 
 
 def documents(corpus):
-    names = CORPORA[corpus]
-    docs = []
-    for name in names:
-        docs.extend(x for x in common.read_corpus(name, MB // len(names)).split("\n") if x)
-    return docs
+    return common.line_documents(CORPORA[corpus], MB)
 
 
 def encoder(library, model, threads):

@@ -23,11 +23,7 @@ SOURCES = ["tokenizer.json", "native", "tokenizers"]
 
 
 def documents(corpus):
-    names = CORPORA[corpus]
-    docs = []
-    for name in names:
-        docs.extend(d for d in common.read_corpus(name, MB // len(names)).split("\n") if d)
-    return docs
+    return common.line_documents(CORPORA[corpus], MB)
 
 
 def zoo_file(path):

@@ -319,8 +319,7 @@ def get_encoding(encoding_name):
         by_id = {i: t for t, i in specials.items()}   # one text per id in the vocabulary: the last
         tok = Tokenizer.from_tiktoken(path, pattern=pattern, special_tokens={t: i for i, t in by_id.items()})
         if len(by_id) < len(specials):                # every text still encodes to its id
-            model = tok.model
-            model.special_tokens, model._all_special, model._S_cache = dict(specials), frozenset(specials), {}
+            tok.model.match_special_tokens(specials)
     enc = Encoding._from_tokenizer(encoding_name, PATTERNS[pattern], specials, tok)
     _ENCODINGS[encoding_name] = enc
     return enc

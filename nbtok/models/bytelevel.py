@@ -220,6 +220,21 @@ class ByteLevelBPE:
         self.__dict__.update(self.from_state(st).__dict__)
 
     # ------------------------------------------------------------------ special tokens
+    def match_special_tokens(self, special_tokens):
+        """Make ``special_tokens`` ``{text: id}`` the texts ``encode`` finds (``allowed_special``),
+        their ids left as given: an id may also be a vocabulary token (an HF added token already
+        in the vocabulary) or serve two texts (o200k_harmony). The vocabulary is unchanged."""
+        self.special_tokens = dict(special_tokens)
+        self._all_special = frozenset(self.special_tokens)
+        self._S_cache = {}
+
+    def look_up_whole_pieces(self):
+        """Emit a pre-token that is a token whole, before any merge (tiktoken's rule). Only for
+        vocabularies whose merges reach every token from its bytes: then it gives the same ids
+        as merging and saves the merge loop on most pre-tokens."""
+        self.whole_piece = True
+        self._M[7][0] = True
+
     def _allowed(self, allowed_special, disallowed_special):
         """tiktoken's rules: returns the allowed set, raising for disallowed ones found in text."""
         all_special = set(self.special_tokens)

@@ -7,8 +7,9 @@ that nbtok already runs as one fused kernel pass, whatever file they came from:
 * **byte-level BPE** (GPT-2, RoBERTa, Llama 3, Qwen2, OLMo, Claude, ...): normalizer none or a
   Unicode normal form; pre-tokenizer ``ByteLevel`` with its regex, or a ``Split`` by a pattern
   nbtok's scanner knows followed by ``ByteLevel(use_regex=false)``; ``BPE`` without dropout,
-  subword prefix or suffix. This is ``ByteLevelBPE`` (``kernels/bytelevel.py``) with the added tokens as its special
-  tokens (both are found leftmost-longest before pre-tokenizing) and HF's Unicode tables.
+  subword prefix or suffix. This is ``ByteLevelBPE`` (``kernels/bytelevel.py``) with the added
+  tokens as its special tokens (both are found leftmost-longest before pre-tokenizing) and HF's
+  Unicode tables.
 
 ``fuse(hf_model)`` returns the fused runner, or None when the file is none of these. The
 ``HuggingFaceModel`` keeps everything around the model step: the post-processor (template
@@ -117,18 +118,17 @@ def _bytelevel(hf):
     low = np.int64(0xFFFFFFFF)
     if not np.isin(np.concatenate([keys >> 32, keys & low, values & low]), model_ids).all():
         return None   # a merge of tokens outside the byte alphabet
+    in_vocab = set(tokens.values())
     try:
         model = ByteLevelBPE.from_merge_ids(tokens, keys, values, pattern,
-                                            {t: i for t, i in added.items() if i not in set(tokens.values())},
+                                            {t: i for t, i in added.items() if i not in in_vocab},
                                             whole_piece=hf.ignore_merges, utf8_only=True)
     except ValueError:
         return None   # e.g. a byte without a token: the stage-by-stage path reports it
-    model.pre = Pretokenizer(pattern, unicode="hf")
+    model.pre = Pretokenizer(pattern, unicode="hf")   # HF's Oniguruma classes, not tiktoken's
     if not model.whole_piece and _merges_reach_every_token(model, added):
-        model._M[7][0] = model.whole_piece = True
-    model.special_tokens = added
-    model._all_special = frozenset(added)
-    model._S_cache = {}
+        model.look_up_whole_pieces()
+    model.match_special_tokens(added)
     return FusedByteLevel(hf, model, form)
 
 
@@ -205,8 +205,8 @@ class FusedByteLevel:
     def encode_batch(self, texts, split_special_tokens, num_threads, offsets):
         """``(rows, (ids, starts, ends, doc_offsets, lead, trail))`` for the texts at ``rows``
         (None: all of them), or None when none of them can be fused. ``starts``/``ends`` are
-        None unless ``offsets``; ``lead``/``trail`` are -1 (trim by the token table) except for
-        added tokens (0: never trimmed)."""
+        None unless ``offsets``; so are ``lead``/``trail``, the whitespace the post-processor
+        trims: -1 for a model token (its token table), the counts at an added token's ends."""
         rows, part = None, texts
         if self._flagged or self.form is not None:
             fused = [self._fused_text(t, offsets) for t in texts]

@@ -11,6 +11,7 @@ tokens end in ``</w>``); and, to refuse them by name, GGUF files and transformer
 import gzip
 import json
 import re
+import zlib
 from pathlib import Path
 
 from . import clip
@@ -36,7 +37,7 @@ def detect(path):
     if data[:2] == b"\x1f\x8b":
         try:
             head = gzip.decompress(data)[:65536]
-        except (OSError, EOFError) as e:
+        except (OSError, EOFError, zlib.error) as e:
             raise ValueError(f"{path}: a broken gzip file ({e})") from None
         return "tiktoken" if _is_tiktoken(head) else "clip-merges" if _is_merges(head) else _unknown(path)
     if data.lstrip()[:1] == b"{":

@@ -119,19 +119,25 @@ class Encoding:
 
     # ------------------------------------------------------------------ encoding
     def encode_ordinary(self, text):
+        """The ids of ``text``, special tokens encoded as plain text."""
         return self._tok.encode_ordinary(text).tolist()
 
     def encode(self, text, *, allowed_special=frozenset(), disallowed_special="all"):
+        """The ids of ``text``; a special token in it is a ``ValueError`` unless allowed
+        (``allowed_special``) or treated as text (``disallowed_special=()``)."""
         return self._tok.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special).tolist()
 
     def encode_to_numpy(self, text, *, allowed_special=frozenset(), disallowed_special="all"):
+        """``encode`` as a ``uint32`` NumPy array."""
         return self._tok.encode(text, allowed_special=allowed_special,
                                 disallowed_special=disallowed_special).astype(np.uint32)
 
     def encode_ordinary_batch(self, text, *, num_threads=8):
+        """``encode_ordinary`` of each text, in one parallel kernel call."""
         return self.encode_batch(text, num_threads=num_threads, disallowed_special=())
 
     def encode_batch(self, text, *, num_threads=8, allowed_special=frozenset(), disallowed_special="all"):
+        """``encode`` of each text, in one parallel kernel call."""
         ids, offsets = self._tok.encode_batch_ragged(text, allowed_special=allowed_special,
                                                      disallowed_special=disallowed_special, num_threads=num_threads)
         flat, bounds = ids.tolist(), offsets.tolist()
@@ -142,6 +148,7 @@ class Encoding:
                                   "not implemented by nbtok")
 
     def encode_single_token(self, text_or_bytes):
+        """The id of a text (or bytes) that is one token, special tokens included; else ``KeyError``."""
         data = text_or_bytes.encode("utf-8") if isinstance(text_or_bytes, str) else bytes(text_or_bytes)
         i = self._model.vocab.get(data)
         if i < 0:
@@ -165,6 +172,7 @@ class Encoding:
                                  merges_only).tolist()
 
     def _encode_only_native_bpe(self, text):
+        """tiktoken's reference path (regex split in Python); the same ids as ``encode_ordinary``."""
         return self.encode_ordinary(text)
 
     def _encode_bytes(self, text):
@@ -198,18 +206,22 @@ class Encoding:
 
     # ------------------------------------------------------------------ decoding
     def decode_bytes(self, tokens):
+        """The bytes of ``tokens``; an unknown id is a ``KeyError``."""
         try:
             return self._tok.decode_bytes(list(tokens))
         except ValueError as e:
             raise KeyError(str(e)) from None
 
     def decode(self, tokens, errors="replace"):
+        """The text of ``tokens`` (``errors`` as ``bytes.decode``)."""
         return self.decode_bytes(tokens).decode("utf-8", errors=errors)
 
     def decode_single_token_bytes(self, token):
+        """The bytes of one token, special tokens included; an unknown id is a ``KeyError``."""
         return self.decode_bytes([token])
 
     def decode_tokens_bytes(self, tokens):
+        """The bytes of each token."""
         return [self.decode_single_token_bytes(t) for t in tokens]
 
     def decode_with_offsets(self, tokens):
@@ -223,9 +235,11 @@ class Encoding:
         return b"".join(token_bytes).decode("utf-8", errors="strict"), offsets
 
     def decode_batch(self, batch, *, errors="replace", num_threads=8):
+        """``decode`` of each list of ids."""
         return [self.decode(tokens, errors=errors) for tokens in batch]
 
     def decode_bytes_batch(self, batch, *, num_threads=8):
+        """``decode_bytes`` of each list of ids."""
         return [self.decode_bytes(tokens) for tokens in batch]
 
     # ------------------------------------------------------------------ vocabulary
@@ -249,18 +263,22 @@ class Encoding:
 
     @property
     def eot_token(self):
+        """The id of ``<|endoftext|>``."""
         return self._special_tokens[ENDOFTEXT]
 
     @property
     def special_tokens_set(self):
+        """The special tokens' texts."""
         return set(self._special_tokens)
 
     def is_special_token(self, token):
+        """Whether ``token`` is a special token's id."""
         assert isinstance(token, int)
         return token in self._special_ids
 
     @property
     def n_vocab(self):
+        """``max_token_value + 1``."""
         return self.max_token_value + 1
 
     def __getstate__(self):
@@ -326,10 +344,12 @@ def get_encoding(encoding_name):
 
 
 def list_encoding_names():
+    """The names ``get_encoding`` knows."""
     return list(REGISTRY)
 
 
 def encoding_name_for_model(model_name):
+    """The encoding name of an OpenAI model name (exact names, then prefixes); else ``KeyError``."""
     if model_name in MODEL_TO_ENCODING:
         return MODEL_TO_ENCODING[model_name]
     for prefix, name in MODEL_PREFIX_TO_ENCODING.items():
@@ -340,4 +360,5 @@ def encoding_name_for_model(model_name):
 
 
 def encoding_for_model(model_name):
+    """``get_encoding(encoding_name_for_model(model_name))``."""
     return get_encoding(encoding_name_for_model(model_name))

@@ -74,7 +74,8 @@ class DecodeStream:
     def _check_prefix(self, text):
         if not text.startswith(self._prefix):
             raise ValueError(f"ids {self._ids}: the decoder changed text already shown, so they "
-                             "cannot be decoded as a stream (as HF's DecodeStream, InvalidPrefix)")
+                             "cannot be decoded as a stream (as HF's DecodeStream, InvalidPrefix; e.g. "
+                             "HF's ByteFallback decodes a run of bytes that is not UTF-8 as one U+FFFD per byte)")
         return text
 
     def _advance(self, text):
@@ -89,10 +90,7 @@ class DecodeStream:
         """The text still held back (an incomplete character becomes U+FFFD), and a fresh
         start: the next ``step`` begins a new text."""
         text = self._decode(self._ids) if self._ids else ""
-        ids, self._ids = self._ids, []
-        if not text.startswith(self._prefix):
-            raise ValueError(f"ids {ids}: the decoder changed text already shown (HF's ByteFallback "
-                             "decodes a run of bytes that is not UTF-8 as one U+FFFD per byte)")
-        new = text[len(self._prefix):]
-        self._prefix, self._prefix_index = "", 0
-        return new
+        try:
+            return self._check_prefix(text)[len(self._prefix):]
+        finally:
+            self._ids, self._prefix, self._prefix_index = [], "", 0

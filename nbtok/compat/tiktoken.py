@@ -44,23 +44,24 @@ def _harmony_specials():
     return {**named, **reserved}
 
 
-#: name: (rank file, its sha256, pattern name, special tokens, explicit n_vocab)
-REGISTRY = {
-    "gpt2": (None, None, "gpt2", {ENDOFTEXT: 50256}, 50257),
-    "r50k_base": ("r50k_base.tiktoken", "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930",
-                  "gpt2", {ENDOFTEXT: 50256}, 50257),
-    "p50k_base": ("p50k_base.tiktoken", "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069",
-                  "gpt2", {ENDOFTEXT: 50256}, 50281),
-    "p50k_edit": ("p50k_base.tiktoken", "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069",
-                  "gpt2", {ENDOFTEXT: 50256, FIM_PREFIX: 50281, FIM_MIDDLE: 50282, FIM_SUFFIX: 50283}, None),
-    "cl100k_base": ("cl100k_base.tiktoken", "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
-                    "cl100k", {ENDOFTEXT: 100257, FIM_PREFIX: 100258, FIM_MIDDLE: 100259, FIM_SUFFIX: 100260,
-                               ENDOFPROMPT: 100276}, None),
-    "o200k_base": ("o200k_base.tiktoken", "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
-                   "o200k", {ENDOFTEXT: 199999, ENDOFPROMPT: 200018}, None),
-    "o200k_harmony": ("o200k_base.tiktoken", "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
-                      "o200k", None, None),
-}
+def _registry():
+    """name: (rank file, its sha256, pattern name, special tokens). OpenAI's published files come
+    from ``formats.tiktoken.OPENAI_ENCODINGS`` (which ``from_tiktoken`` recognises them by);
+    ``gpt2`` is the bundled ranks, ``p50k_edit`` / ``o200k_harmony`` add special tokens to a
+    published file (the harmony table is built on first use)."""
+    from ..formats.tiktoken import OPENAI_ENCODINGS
+    published = {name: (f"{name}.tiktoken", sha, pattern, specials)
+                 for sha, (name, pattern, specials) in OPENAI_ENCODINGS.items()}
+    p50k, o200k = published["p50k_base"], published["o200k_base"]
+    return {
+        "gpt2": (None, None, "gpt2", {ENDOFTEXT: 50256}),
+        **published,
+        "p50k_edit": p50k[:3] + ({**p50k[3], FIM_PREFIX: 50281, FIM_MIDDLE: 50282, FIM_SUFFIX: 50283},),
+        "o200k_harmony": o200k[:3] + (None,),
+    }
+
+
+REGISTRY = _registry()
 
 #: tiktoken's model tables (``tiktoken/model.py``): exact names, then name prefixes
 MODEL_TO_ENCODING = {
@@ -327,7 +328,7 @@ def get_encoding(encoding_name):
         return enc
     if encoding_name not in REGISTRY:
         raise ValueError(f"Unknown encoding {encoding_name}.\nPlugins found: []\ntiktoken version: nbtok compat")
-    filename, sha256, pattern, specials, _ = REGISTRY[encoding_name]
+    filename, sha256, pattern, specials = REGISTRY[encoding_name]
     specials = _harmony_specials() if specials is None else specials
     if filename is None or encoding_name == "r50k_base":
         from ..models.bytelevel import bundled_encoding

@@ -103,9 +103,8 @@ def _json_kind(path, data):
     if _CONFIG_KEYS & set(obj):
         return "hf-config"
     if obj and all(isinstance(v, int) and not isinstance(v, bool) for v in obj.values()):
-        from .gpt2 import unicode_to_bytes
-        alphabet = unicode_to_bytes()
-        if all(c in alphabet for t in obj for c in t):
+        from .gpt2 import alphabet_bytes
+        if all(alphabet_bytes(t) is not None for t in obj):
             return "gpt2-vocab"
         raise ValueError(f"{path}: a token -> id table that is not GPT-2's byte-level vocab.json (a "
                          "Marian or WordLevel vocabulary?): load the model file beside it")

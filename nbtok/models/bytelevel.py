@@ -15,7 +15,7 @@ import numba
 import numpy as np
 
 from .. import arraycache
-from ..formats.gpt2 import bytes_to_token, token_to_bytes, unicode_to_bytes
+from ..formats.gpt2 import alphabet_bytes, bytes_to_token
 from ..kernels import bytelevel as K
 from ..kernels.bpe import LONG_PIECE, PAIR_CACHE_SLOTS
 from ..kernels.hashmap import BytesMap, IntMap
@@ -395,10 +395,9 @@ class ByteLevelBPE:
         if isinstance(piece, str):
             if piece in self.special_tokens:
                 return self.special_tokens[piece]
-            table = unicode_to_bytes()
-            if not all(c in table for c in piece):
+            piece = alphabet_bytes(piece)
+            if piece is None:
                 return -1
-            piece = token_to_bytes(piece, "piece")
         i = self.vocab.get(piece)
         return -1 if i < 0 or self.vocab.kinds[i] == UNUSED else i
 

@@ -23,10 +23,9 @@ import unicodedata
 
 import numpy as np
 
+from ..pipeline.post_processors import whitespace_ends
+
 _NORMAL_FORMS = ("NFC", "NFKC", "NFD", "NFKD")
-#: Unicode White_Space (HF's ``char::is_whitespace``)
-_WHITE_SPACE = ("\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
-                "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
 
 
 def fuse(hf):
@@ -79,23 +78,6 @@ def _bytelevel_pattern(cfg):
     return pattern if pattern is not None and scanner_config(pattern) is not None else None
 
 
-def _byte_alphabet_decoder():
-    """``f(token) -> bytes``, or None for a token with a character outside GPT-2's byte alphabet:
-    one ``str.translate`` (the alphabet's characters to their bytes as Latin-1 code points, the
-    Latin-1 characters outside it to U+FFFF) and a Latin-1 encode."""
-    from ..formats.gpt2 import unicode_to_bytes
-    table = {ord(c): b for c, b in unicode_to_bytes().items()}
-    for c in range(256):
-        table.setdefault(c, 0xFFFF)
-
-    def decode(token):
-        try:
-            return token.translate(table).encode("latin-1")
-        except UnicodeEncodeError:
-            return None
-    return decode
-
-
 def _bytelevel(hf):
     from ..pretokenizer import Pretokenizer
     from .bytelevel import ByteLevelBPE
@@ -106,10 +88,10 @@ def _bytelevel(hf):
         return None
     if form is not None and not all(unicodedata.is_normalized(form, a["content"]) for a in hf.added):
         return None
-    as_bytes = _byte_alphabet_decoder()
+    from ..formats.gpt2 import alphabet_bytes
     tokens = {}
     for i, t in enumerate(hf.model_tokens):
-        data = as_bytes(t) if t else None
+        data = alphabet_bytes(t) if t else None
         if data is not None:
             tokens[data] = i
     added = {a["content"]: a["id"] for a in hf.added}
@@ -172,8 +154,8 @@ class FusedByteLevel:
         self._lead, self._trail = np.full(n, -1, np.int64), np.full(n, -1, np.int64)
         self._ambiguous = np.zeros(n, np.bool_)
         for text, i in added.items():
-            lead = len(text) - len(text.lstrip(_WHITE_SPACE))
-            trail = 0 if lead == len(text) else len(text) - len(text.rstrip(_WHITE_SPACE))
+            lead, trail = whitespace_ends(text, byte_space=False)   # as kernels.hf_text.added_split
+            trail = 0 if lead == len(text) else trail
             self._lead[i], self._trail[i] = lead, trail
             if i < len(hf.model_tokens) and hf.post.trim and (hf._lead[i], hf._trail[i]) != (lead, trail):
                 self._ambiguous[i] = True

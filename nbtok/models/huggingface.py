@@ -310,9 +310,10 @@ class HuggingFaceModel:
         (else None). The model step runs fused (``hf_fused``) for the texts it can, stage by
         stage for the others."""
         texts = texts if type(texts) is list else list(texts)
-        if set(map(type, texts)) - {str}:
-            bad = next(t for t in texts if not isinstance(t, str))
-            raise TypeError(f"expected str, got {type(bad).__name__}")
+        if set(map(type, texts)) - {str}:   # (str subclasses are fine)
+            bad = next((t for t in texts if not isinstance(t, str)), None)
+            if bad is not None:
+                raise TypeError(f"expected str, got {type(bad).__name__}")
         fused = None if self.fused is None else self.fused.encode_batch(
             texts, split_special_tokens, num_threads, offsets)
         if fused is None:

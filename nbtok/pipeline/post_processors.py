@@ -80,23 +80,29 @@ class Post:
         self.suffix_ids = np.concatenate([np.array(suf, np.int32), self.suffix_ids]).astype(np.int32)
 
 
+def whitespace_ends(text, byte_space=True):
+    """``(lead, trail)``: the white-space characters at each end of ``text`` (HF's classes; with
+    ``byte_space`` also ``Ġ``, GPT-2's space), each end counted on its own."""
+    ws = hf_class_table()
+    g = bytes_to_unicode()[32] if byte_space else None
+
+    def run(chars):
+        k = 0
+        for c in chars:
+            if not (c == g or ws[ord(c)] & K.C_WS):
+                break
+            k += 1
+        return k
+    return run(text), run(reversed(text))
+
+
 def trim_tables(tokens):
     """Per id, the leading / trailing spaces (``Ġ`` or Unicode white space) ByteLevel's offset
     trimming removes: ``(lead, trail)`` int64 arrays."""
-    g = bytes_to_unicode()[32]
-    ws = hf_class_table()
     n = len(tokens)
     lead = np.zeros(n, np.int64)
     trail = np.zeros(n, np.int64)
     for i, t in enumerate(tokens):
-        if not t:
-            continue
-        k = 0
-        while k < len(t) and (t[k] == g or ws[ord(t[k])] & K.C_WS):
-            k += 1
-        lead[i] = k
-        k = 0
-        while k < len(t) and (t[-1 - k] == g or ws[ord(t[-1 - k])] & K.C_WS):
-            k += 1
-        trail[i] = k
+        if t:
+            lead[i], trail[i] = whitespace_ends(t)
     return lead, trail

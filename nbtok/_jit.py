@@ -13,10 +13,35 @@ the work of a merge step):
 * ``@inline_kernel`` inlines the helper into its caller's Numba IR (``inline="always"``).
 """
 import numba
+from numba.core import types
 
-kernel = numba.njit(cache=True, nogil=True)
-batch_kernel = numba.njit(cache=True, nogil=True, parallel=True)
-leaf_kernel = numba.njit(cache=True, nogil=True, _nrt=False)
+
+def _one_specialisation_per_type(jit):
+    """``jit`` whose kernels, called from another kernel, compile once per argument *type*.
+
+    Numba types a constant argument as a literal (``f(text, 0, n)`` passes ``Literal[int](0)``)
+    and compiles the callee, and everything it calls, again for that literal. nbtok calls the
+    same kernels with ``0`` from one caller and with a variable from another, so without this
+    the byte-level encoder compiled twice over (47 s -> see docs/benchmarks.md, "First run").
+    No nbtok kernel relies on a literal argument (none uses ``numba.literally``), so the call
+    is typed with plain types: one specialisation serves every caller.
+    """
+    def decorate(func):
+        dispatcher = jit(func)
+        plain = dispatcher.get_call_template
+
+        def get_call_template(args, kws):
+            return plain(tuple(types.unliteral(a) for a in args),
+                         {k: types.unliteral(v) for k, v in kws.items()})
+
+        dispatcher.get_call_template = get_call_template
+        return dispatcher
+    return decorate
+
+
+kernel = _one_specialisation_per_type(numba.njit(cache=True, nogil=True))
+batch_kernel = _one_specialisation_per_type(numba.njit(cache=True, nogil=True, parallel=True))
+leaf_kernel = _one_specialisation_per_type(numba.njit(cache=True, nogil=True, _nrt=False))
 inline_kernel = numba.njit(cache=True, nogil=True, inline="always")
 
 

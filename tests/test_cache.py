@@ -296,7 +296,7 @@ def test_concurrent_readers_see_whole_files(tmp_path):
 @pytest.mark.parametrize("n", [1, 255, 256, 4096, 70_000, 1 << 21])
 def test_doc_scratch_matches_the_kernel(n):
     """``models.bytelevel._new_doc_scratch`` allocates what ``new_doc_scratch`` does: the same
-    numba types (``encode_one_into`` is not compiled again), shapes, fills and sharing."""
+    numba types (``encode_doc`` is not compiled again), shapes, fills and sharing."""
     ours, kernel = B._new_doc_scratch(n), K.new_doc_scratch(n)
     assert numba.typeof(ours) == numba.typeof(kernel)
 

@@ -74,7 +74,7 @@ class ByteLevelBPE:
         self._bad_ids = vocab.kinds == UNUSED
         self._local = threading.local()
         self._all_special = frozenset(self.special_tokens)
-        self._encode_ep = None  # encode_one_into's compiled entry point for the default call
+        self._encode_ep = None  # encode_doc's compiled entry point
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -269,27 +269,31 @@ class ByteLevelBPE:
 
     # ------------------------------------------------------------------ encoding
     def encode(self, text, allowed_special=frozenset(), disallowed_special="all"):
-        default = not allowed_special and disallowed_special == "all"
-        allowed, disallowed = ((_NONE, self._all_special) if default
-                               else self._allowed(allowed_special, disallowed_special))
+        if not allowed_special and (disallowed_special == "all" or not disallowed_special):
+            # the common calls (``encode(text)``, ``encode_ordinary``) skip building sets
+            allowed = _NONE
+            disallowed = self._all_special if disallowed_special == "all" else ()
+        else:
+            allowed, disallowed = self._allowed(allowed_special, disallowed_special)
         if disallowed:
             self._check_disallowed(text, disallowed)
         if self.pre.cfg is None:
             return self._encode_fallback(utf8(text), allowed)
         buf = utf8_array(text)
-        args = (buf, self._M, (self.pre.table, self.pre.cfg), self._S(allowed), self._doc_scratch(buf.shape[0]))
+        doc = self._doc_scratch(buf.shape[0])
+        args = (buf, self._M, (self.pre.table, self.pre.cfg), self._S(allowed), doc)
         ep = self._encode_ep
-        if default and ep is not None:
+        if ep is not None:
             # the compiled entry point, called directly: Numba's dispatch over these tuples of
-            # arrays (typing every argument) costs more than encoding a short text; the argument
-            # types are fixed by the model (the text is always a read-only uint8 buffer)
-            return ep(*args)
-        ids = K.encode_one_into(*args)
-        if default:
-            cres = K.encode_one_into.overloads.get(tuple(numba.typeof(a) for a in args))
-            if cres is not None:
-                self._encode_ep = cres.entry_point
-        return ids
+            # arrays (typing every argument) costs more than encoding a short text. The argument
+            # types are fixed by the model (the text is always a read-only uint8 buffer, the
+            # special-token arrays have the same dtypes whichever tokens are allowed)
+            return doc[0][:ep(*args)].copy()
+        n = K.encode_doc(*args)
+        cres = K.encode_doc.overloads.get(tuple(numba.typeof(a) for a in args))
+        if cres is not None:
+            self._encode_ep = cres.entry_point
+        return doc[0][:n].copy()
 
     def _doc_scratch(self, n):
         """This thread's encode scratch, kept between calls up to ``KEEP_SCRATCH_BYTES`` of
@@ -557,7 +561,7 @@ def _byte_ids(piece_bytes, piece_offsets, ids, utf8_only=False):
 
 def _new_doc_scratch(cap):
     """``kernels.bytelevel.new_doc_scratch`` in NumPy: the same arrays, of the same numba types
-    (so the same compiled ``encode_one_into``), without loading a kernel to allocate them
+    (so the same compiled ``encode_doc``), without loading a kernel to allocate them
     (tests/test_cache.py compares the two)."""
     cap = max(cap, 1)
     heap = np.empty(3 * cap + 1, np.int64)

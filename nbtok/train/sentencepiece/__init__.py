@@ -1,12 +1,15 @@
-"""SentencePiece training (BPE so far): ``train_sentencepiece(input, vocab_size, model_type)``.
+"""SentencePiece training: ``train_sentencepiece(input, vocab_size, model_type)``.
 
 The BPE trainer follows sentencepiece's ``bpe_model_trainer.cc`` (tests/test_train_sentencepiece.py
-compares every piece, in order, with sentencepiece 0.2.3); Unigram, char and word training and
-the options listed in ``options.py`` as unsupported raise ``NotImplementedError``.
+compares every piece, in order, with sentencepiece 0.2.3), the Unigram trainer its
+``unigram_model_trainer.cc`` (``unigram.py``; the tests compare pieces, likelihood and
+encodings with sentencepiece's own model); char and word training and the options listed in
+``options.py`` as unsupported raise ``NotImplementedError``.
 
 Examples:
     >>> tok = train_sentencepiece(iter(["a b c ab ab abc"] * 10), 12, model_type="bpe")  # doctest: +SKIP
 """
+from ...formats import sentencepiece_model as smp
 from .model_writer import build_tokenizer
 from .options import resolve
 from .sentences import normalized_sentences, required_chars
@@ -15,17 +18,21 @@ from .sentences import normalized_sentences, required_chars
 def train_sentencepiece(input, vocab_size, model_type="unigram", **options):
     if model_type not in ("unigram", "bpe", "char", "word"):
         raise ValueError(f"model_type must be unigram, bpe, char or word, not {model_type!r}")
-    if model_type != "bpe":
-        raise NotImplementedError(f"model_type={model_type!r} training is not implemented by nbtok yet (only 'bpe')")
+    if model_type not in ("unigram", "bpe"):
+        raise NotImplementedError(f"model_type={model_type!r} training is not implemented by nbtok yet "
+                                  "(only 'unigram' and 'bpe')")
     spec = resolve(options)
     vocab_size = int(vocab_size)
     counts = normalized_sentences(input, spec)
     req = required_chars(counts, float(spec["character_coverage"]))
     n_meta = sum(1 for k in ("unk_id", "bos_id", "eos_id", "pad_id") if spec[k] >= 0)
+    if model_type == "unigram":
+        from .unigram import train_unigram_pieces
+        return build_tokenizer(train_unigram_pieces(counts, req, vocab_size, n_meta, spec), spec, smp.UNIGRAM)
     from .bpe import train_bpe_pieces
     n = vocab_size - n_meta - len(req)
     if n < 0:
         raise ValueError(f"vocab_size {vocab_size} is smaller than the {n_meta + len(req)} required pieces")
     pieces = train_bpe_pieces(counts, req, n, spec)
     chars = [c for c, _ in sorted(req.items(), key=lambda kv: (-kv[1], kv[0]))]
-    return build_tokenizer(pieces + chars, vocab_size, spec)
+    return build_tokenizer([(p, -float(i)) for i, p in enumerate(pieces + chars)], spec, smp.BPE)

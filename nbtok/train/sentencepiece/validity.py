@@ -5,6 +5,11 @@ WS = "\u2581"
 UNK_CHAR = "\u2585"
 
 
+def is_decimal_digit(c):
+    """sentencepiece's ``is_unicode_decimal_number``: ASCII and fullwidth digits."""
+    return "0" <= c <= "9" or "\uff10" <= c <= "\uff19"
+
+
 class Validity:
     def __init__(self, spec):
         self.max_len = int(spec["max_sentencepiece_length"])
@@ -24,7 +29,9 @@ class Validity:
                     return False
                 continue
             s = script_of(c)
-            digit = "0" <= c <= "9"
+            if s == "Inherited":  # a combining mark takes the script of what it follows
+                s = prev
+            digit = is_decimal_digit(c)
             if not self.by_number and digit:
                 s = None
             if self.digits and digit and len(piece) > 1:

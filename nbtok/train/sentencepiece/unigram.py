@@ -1,0 +1,255 @@
+"""sentencepiece's Unigram trainer (``unigram_model_trainer.cc`` of sentencepiece 0.2.3), step by
+step:
+
+1. Seeds (``seeds.py``): every character, then the branching substrings by frequency x length,
+   scored ``log(score / sum)``.
+2. EM over the words (sentences split at ``▁``, counted): ``num_sub_iterations`` times an E step
+   (expected counts by forward-backward, ``lattice.expected_counts``) and an M step that drops
+   pieces expected less than 0.5 times and scores the others ``digamma(count) - digamma(total)``
+   (the Bayesian / DP variant of EM sentencepiece uses as a sparse prior).
+3. After each EM round, pruning: a piece the best segmentation of its own string splits goes;
+   the others are ranked by how much the corpus likelihood falls if their Viterbi occurrences
+   are re-segmented into their second-best segmentation, and the top
+   ``max(1.1 x vocab_size, shrinking_factor x size)`` stay. Rounds stop at 1.1 x ``vocab_size``
+   pieces; then every piece its own string's best segmentation without it beats is dropped.
+4. Final pieces: the required characters (kept or added below the lowest score), then the best
+   scored pieces up to ``vocab_size`` minus the meta pieces, ordered by score.
+
+sentencepiece keeps its counts and scores in float32; nbtok in float64, so pieces whose losses
+or scores tie to float32 precision may be ordered differently.
+"""
+import sys
+from collections import Counter
+
+import numpy as np
+
+from . import lattice as L
+from . import seeds as S
+from .bpe_scripts import script_of
+from .validity import UNK_CHAR, WS, is_decimal_digit
+
+UNK_PENALTY = 10.0            # an unknown character scores the lowest piece's score minus this
+EXPECTED_THRESHOLD = 0.5      # M step: a piece expected fewer times is dropped
+DESIRED_FACTOR = 1.1          # EM stops at this many times vocab_size pieces
+REQUIRED_PENALTY_DELTA = 1e-4  # added required characters: each a little below the previous
+N_CHUNKS = 8                  # parallel work units of each pass (fixed: results do not depend on threads)
+
+
+def digamma(x):
+    """sentencepiece's digamma: recurrence up to 7, then the asymptotic series."""
+    x = np.array(x, np.float64, ndmin=1)
+    result = np.zeros_like(x)
+    while True:
+        small = x < 7
+        if not small.any():
+            break
+        result[small] -= 1.0 / x[small]
+        x = np.where(small, x + 1, x)
+    x = x - 0.5
+    xx = 1.0 / x
+    xx2 = xx * xx
+    xx4 = xx2 * xx2
+    return result + np.log(x) + xx2 / 24.0 - 7.0 / 960.0 * xx4 + 31.0 / 8064.0 * xx4 * xx2 - 127.0 / 30720.0 * xx4 * xx4
+
+
+def ragged(strings):
+    """``(code points int32, offsets int64)`` of a list of str."""
+    cps = np.frombuffer("".join(strings).encode("utf-32-le"), np.uint32).astype(np.int32)
+    offsets = np.zeros(len(strings) + 1, np.int64)
+    np.cumsum(np.fromiter(map(len, strings), np.int64, len(strings)), out=offsets[1:])
+    return cps, offsets
+
+
+class Words:
+    """The words EM runs over: ragged code points, frequencies, the longest word's length."""
+
+    def __init__(self, counts):
+        items = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        self.cps, self.offsets = ragged([w for w, _ in items])
+        self.freqs = np.array([c for _, c in items], np.int64)
+        self.longest = int(np.diff(self.offsets).max())
+        self.total = int(self.freqs.sum())
+
+
+class Pieces:
+    """The current pieces and scores, with their trie (rebuilt whenever the set changes)."""
+
+    def __init__(self, pieces, scores, max_len):
+        self.pieces = list(pieces)
+        self.scores = np.asarray(scores, np.float64)
+        self.max_len = max_len
+        self.cps, self.offsets = ragged(self.pieces)
+        table, node_piece = L.piece_trie(self.cps, self.offsets)
+        self.trie = (table[:, 0], table[:, 1], node_piece)
+        self.unk_score = float(self.scores.min()) - UNK_PENALTY
+
+    def subset(self, index, scores):
+        return Pieces([self.pieces[i] for i in index], scores, self.max_len)
+
+    def expected(self, words):
+        return L.expected_counts(words.cps, words.offsets, words.freqs, self.trie, self.scores,
+                                 self.unk_score, self.max_len, words.longest, N_CHUNKS)
+
+    def viterbi(self, words):
+        return L.viterbi_counts(words.cps, words.offsets, words.freqs, self.trie, self.scores,
+                                self.unk_score, self.max_len, words.longest, N_CHUNKS)
+
+    def alternatives(self):
+        return L.alternatives(self.cps, self.offsets, self.trie, self.scores, self.unk_score,
+                              self.max_len, N_CHUNKS)
+
+
+def split_sentences(counts):
+    """``(words, units)``: the words of the sentences (split before each ``▁``) and the seed units
+    (each word followed by ``▁`` when another word follows it in its sentence), counted."""
+    words, units = Counter(), Counter()
+    for s, c in counts.items():
+        starts = [0] + [i for i in range(1, len(s)) if s[i] == WS]
+        for j, a in enumerate(starts):
+            b = starts[j + 1] if j + 1 < len(starts) else len(s)
+            w = s[a:b]
+            words[w] += c
+            units[w + WS if b < len(s) else w] += c
+    return words, units
+
+
+def script_table(cps, spec):
+    """``script[code point]`` for ``seeds.valid_pieces``: a small int per Unicode script as
+    sentencepiece groups them, -1 for a character that joins any script, -2 for a digit that
+    must stand alone, -3 for a combining mark (the script of the character before it)."""
+    table = np.full(max(int(cps.max()) + 1, 0x2586), -1, np.int32)
+    names = {}
+    for c in np.unique(cps).tolist():
+        ch = chr(c)
+        digit = is_decimal_digit(ch)
+        if script_of(ch) == "Inherited":
+            table[c] = -3
+        elif digit and spec["split_digits"]:
+            table[c] = -2
+        elif digit and not spec["split_by_number"]:
+            table[c] = -1
+        elif c not in (0, 0x20, 0x2581, 0x2585):
+            table[c] = names.setdefault(script_of(ch), len(names))
+    return table
+
+
+def seed_pieces(words, units, spec):
+    """Every character (by frequency), then the best ``seed_sentencepiece_size`` branching
+    substrings (by frequency x length), with sentencepiece's initial scores ``log(score / sum)``."""
+    max_len = int(spec["max_sentencepiece_length"])
+    chars = Counter()
+    for w, c in words.items():
+        for ch in w:
+            chars[ch] += c
+    chars.pop(UNK_CHAR, None)
+    items = list(units.items())
+    text = "\0".join(u for u, _ in items) + "\0"
+    cps = np.frombuffer(text.encode("utf-32-le"), np.uint32).astype(np.int32)
+    weights = np.repeat(np.array([c for _, c in items], np.int64),
+                        np.fromiter((len(u) + 1 for u, _ in items), np.int64, len(items)))
+    order = S.sort_suffixes(cps, max_len + 1)
+    lcp = S.common_prefixes(cps, order, max_len + 1)
+    off, length, freq = S.branching_substrings(cps, order, lcp, weights, max_len)
+    ok = S.valid_pieces(cps, off, length, script_table(cps, spec), ord(UNK_CHAR), ord(WS),
+                        bool(spec["split_by_unicode_script"]))
+    off, length, freq = off[ok], length[ok], freq[ok]
+    score = freq.astype(np.float32) * length.astype(np.float32)  # (float32, as sentencepiece)
+    subs = [text[o:o + n] for o, n in zip(off.tolist(), length.tolist())]
+    keys = [w.encode("utf-8") for w in subs]
+    # best score first, then the longer in bytes, then the smaller bytes
+    best = sorted(range(len(subs)), key=lambda j: (-score[j], -len(keys[j]), keys[j]))
+    best = best[:int(spec["seed_sentencepiece_size"])]
+    seeds = sorted(chars.items(), key=lambda kv: (-kv[1], kv[0]))
+    seeds += [(subs[j], float(score[j])) for j in best]
+    values = np.array([s for _, s in seeds], np.float64)
+    return [p for p, _ in seeds], (np.log(values) - np.log(values.sum())).astype(np.float32)
+
+
+def em_step(model, words):
+    """One E step and M step: the surviving pieces with their new scores, and the objective."""
+    expected, logz = model.expected(words)
+    keep = np.flatnonzero(expected >= EXPECTED_THRESHOLD)
+    freq = expected[keep]
+    return model.subset(keep, digamma(freq) - digamma(freq.sum())[0]), -logz / words.total
+
+
+def prune(model, words, desired, shrinking_factor):
+    """The pieces kept by sentencepiece's ``PruneSentencePieces``: the found pieces without an
+    alternative segmentation, then the found pieces their own best segmentation keeps whole,
+    by the likelihood lost without them."""
+    n_alt, alt, split = model.alternatives()
+    freq, _ = model.viterbi(words)
+    total = freq.sum()
+    found = freq > 0
+    keep = np.flatnonzero(found & (n_alt == 0))
+    cand = np.flatnonzero(found & (n_alt > 0) & ~split)
+    f = freq[cand]
+    k = n_alt[cand]
+    a = alt[cand]
+    used = (np.arange(a.shape[1])[None, :] < k[:, None])
+    alt_freq = freq[np.maximum(a, 0)]
+    logsum_alt = np.log(total + f * (k - 1))
+    logprob_alt = np.where(used, np.log(alt_freq + f[:, None]) - logsum_alt[:, None], 0.0).sum(axis=1)
+    loss = f / total * (np.log(f) - np.log(total) - logprob_alt)
+    ranked = cand[np.lexsort((cand, -loss))]
+    size = max(desired, int(shrinking_factor * len(model.pieces)))
+    if keep.size <= size:  # (sentencepiece fills up to the size; past it, it keeps every candidate)
+        ranked = ranked[:size - keep.size]
+    index = np.concatenate((keep, ranked))
+    return model.subset(index, model.scores[index])
+
+
+def final_pieces(model, required, n_pieces, hard_limit):
+    """Required characters first (their score, or just below the lowest), then the best scored
+    pieces, ``n_pieces`` in all, ordered by score (then piece)."""
+    scores = dict(zip(model.pieces, model.scores.tolist()))
+    low = float(model.scores.min())
+    final = {}
+    for ch, _ in sorted(required.items(), key=lambda kv: (-kv[1], kv[0])):
+        final[ch] = scores.get(ch, None)
+    penalty = 0.0
+    for ch in final:
+        if final[ch] is None:
+            final[ch] = low + penalty
+            penalty += REQUIRED_PENALTY_DELTA
+    for p, s in sorted(scores.items(), key=lambda kv: (-kv[1], kv[0])):
+        if len(final) >= n_pieces:
+            break
+        final.setdefault(p, s)
+    if len(final) < n_pieces and hard_limit:
+        raise ValueError(f"vocab_size is too high for this input: it gives {len(final)} pieces "
+                         f"besides the meta pieces, not {n_pieces}; lower vocab_size or pass hard_vocab_limit=False")
+    return sorted(final.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def train_unigram_pieces(counts, required, vocab_size, n_meta, spec):
+    """``[(piece, score), ...]``: the trained pieces, ``vocab_size - n_meta`` of them."""
+    rare = {ord(c): UNK_CHAR for c in {ch for s in counts for ch in s} - set(required) - {WS}}
+    if rare:
+        replaced = Counter()
+        for s, c in counts.items():
+            replaced[s.translate(rare)] += c
+        counts = replaced
+    word_counts, units = split_sentences(counts)
+    words = Words(word_counts)
+    max_len = int(spec["max_sentencepiece_length"])
+    model = Pieces(*seed_pieces(word_counts, units, spec), max_len)
+    desired = int(vocab_size * DESIRED_FACTOR)
+    log = _progress(spec)
+    log(f"unigram: {len(model.pieces)} seed pieces, {len(words.freqs)} distinct words")
+    while True:
+        for it in range(int(spec["num_sub_iterations"])):
+            model, objective = em_step(model, words)
+            log(f"unigram: EM sub-iteration {it}: {len(model.pieces)} pieces, objective {objective:.4f}")
+        model = prune(model, words, desired, float(spec["shrinking_factor"]))
+        if len(model.pieces) <= desired:
+            break
+    _, _, split = model.alternatives()
+    model = model.subset(np.flatnonzero(~split), model.scores[~split])
+    return final_pieces(model, required, vocab_size - n_meta, bool(spec["hard_vocab_limit"]))
+
+
+def _progress(spec):
+    if spec["progress"] and getattr(sys.stderr, "isatty", lambda: False)():
+        return lambda msg: print(msg, file=sys.stderr, flush=True)
+    return lambda msg: None

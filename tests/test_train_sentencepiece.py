@@ -5,6 +5,7 @@ the same number of tokens over the input within 0.5%), and the saved ``.model`` 
 sentencepiece gives nbtok's ids on every line."""
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import nbtok
 from conftest import FIXTURES
@@ -103,3 +104,26 @@ def test_non_utf8_file_is_an_error(tmp_path):
     bad.write_bytes("caf\u00e9 ".encode("latin-1") * 20)
     with pytest.raises(ValueError, match="latin1.txt:1 is not UTF-8"):
         nbtok.train_sentencepiece(bad, 50, model_type="bpe")
+
+
+def _words_and_units_one_by_one(counts):
+    """sentencepiece's SplitIntoWords, sentence by sentence: the words, and each word with ``▁``
+    after it when another word follows in its sentence."""
+    from collections import Counter
+    ws = "\u2581"
+    words, units = Counter(), Counter()
+    for s, c in counts.items():
+        starts = [0] + [i for i in range(1, len(s)) if s[i] == ws]
+        for j, a in enumerate(starts):
+            b = starts[j + 1] if j + 1 < len(starts) else len(s)
+            words[s[a:b]] += c
+            units[s[a:b] + ws if b < len(s) else s[a:b]] += c
+    return words, units
+
+
+@given(st.dictionaries(st.text(alphabet="ab\u2581c\u00e9", min_size=1, max_size=8), st.integers(1, 3), min_size=1, max_size=8))
+@settings(max_examples=300, deadline=None)
+def test_unigram_words_and_units_split_like_sentencepiece(counts):
+    from collections import Counter
+    from nbtok.train.sentencepiece.unigram import split_sentences
+    assert split_sentences(Counter(counts)) == _words_and_units_one_by_one(counts)

@@ -12,7 +12,7 @@ Examples:
 from ...formats import sentencepiece_model as smp
 from .model_writer import build_tokenizer
 from .options import resolve
-from .sentences import normalized_sentences, required_chars
+from .sentences import covering_chars, line_chunks, normalized_lines, normalized_sentences, required_chars
 
 
 def train_sentencepiece(input, vocab_size, model_type="unigram", **options):
@@ -23,12 +23,17 @@ def train_sentencepiece(input, vocab_size, model_type="unigram", **options):
                                   "(only 'unigram' and 'bpe')")
     spec = resolve(options)
     vocab_size = int(vocab_size)
-    counts = normalized_sentences(input, spec)
-    req = required_chars(counts, float(spec["character_coverage"]))
     n_meta = sum(1 for k in ("unk_id", "bos_id", "eos_id", "pad_id") if spec[k] >= 0)
     if model_type == "unigram":
-        from .unigram import train_unigram_pieces
-        return build_tokenizer(train_unigram_pieces(counts, req, vocab_size, n_meta, spec), spec, smp.UNIGRAM)
+        # the sentences are never held: each chunk of lines is counted into words and characters
+        from .unigram import count_units, train_unigram_pieces
+        chars, units = count_units(line_chunks(normalized_lines(input, spec)))
+        if not units:
+            raise ValueError("train_sentencepiece: the input has no non-empty sentence")
+        req = covering_chars(chars, float(spec["character_coverage"]))
+        return build_tokenizer(train_unigram_pieces(units, req, vocab_size, n_meta, spec), spec, smp.UNIGRAM)
+    counts = normalized_sentences(input, spec)
+    req = required_chars(counts, float(spec["character_coverage"]))
     from .bpe import train_bpe_pieces
     n = vocab_size - n_meta - len(req)
     if n < 0:

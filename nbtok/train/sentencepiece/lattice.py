@@ -37,7 +37,7 @@ def piece_trie(cps, offsets):
     """The trie of the pieces: ``(table int64[cap, 2], node_piece int32[nodes])``."""
     total = offsets[-1]
     cap = 16
-    while cap < 2 * (total + 1):
+    while 4 * cap < 5 * (total + 1):  # fewer nodes than characters: load factor < 0.8
         cap *= 2
     table = np.full((cap, 2), EMPTY, np.int64)
     keys = table[:, 0]

@@ -28,25 +28,42 @@ BOUNDARY = 0  # ends every unit; a substring holding it is no piece
 
 
 def sort_suffixes(cps, depth):
-    """Positions of ``cps`` ordered by the first ``depth`` characters of their suffixes."""
+    """Positions of ``cps`` (``int32[n]``) ordered by the first ``depth`` characters of their
+    suffixes: prefix doubling, each round one ``argsort`` of ``rank[p] << 32 | rank[p + h]``.
+    Ranks are int32 and rank 0 is past the end, so a round holds the ranks, the keys, the
+    order and the new ranks (24 bytes per position)."""
     n = cps.shape[0]
-    rank = cps.astype(np.int64) + 1  # 0 = past the end
+    present = np.zeros(int(cps.max()) + 1, np.int32)
+    present[cps] = 1
+    rank = (np.cumsum(present, dtype=np.int32))[cps]  # 1.. by code point
+    del present
     h = 1
     order = np.argsort(rank, kind="stable")
     while h < depth:
-        top = int(rank.max()) + 1
-        nxt = np.zeros(n, np.int64)
-        nxt[:n - h] = rank[h:]
-        key = rank * top + nxt
-        order = np.argsort(key, kind="stable")
-        sorted_key = key[order]
-        new = np.empty(n, np.int64)
-        new[order] = np.concatenate(([1], 1 + np.cumsum(sorted_key[1:] != sorted_key[:-1])))
-        rank = new
-        if int(rank.max()) == n:  # every suffix is already told apart
+        key = rank.astype(np.int64)
+        key <<= 32
+        key[:n - h] |= rank[h:]
+        order = np.argsort(key)
+        del rank
+        rank, distinct = ranks_in_order(key, order)
+        del key
+        if distinct == n:  # every suffix is already told apart
             break
         h *= 2
     return order
+
+
+@kernel
+def ranks_in_order(key, order):
+    """Dense ranks (1..) of ``key`` along ``order`` (sorted by key): ``(rank int32[n], count)``."""
+    n = key.shape[0]
+    rank = np.empty(n, np.int32)
+    r = 0
+    for i in range(n):
+        if i == 0 or key[order[i]] != key[order[i - 1]]:
+            r += 1
+        rank[order[i]] = r
+    return rank, r
 
 
 @kernel
@@ -83,38 +100,64 @@ def lead_byte(cps, p):
 @kernel
 def branching_substrings(cps, order, lcp, weights, max_len):
     """The byte suffix tree's branching nodes of 2..max_len characters, by a bottom-up walk of
-    the lcp intervals: ``(offset, length, weighted frequency)`` of each, where ``offset`` is the
-    start of one occurrence."""
+    the lcp intervals: ``(first, offset, length, weighted frequency)`` of each, where ``first`` is
+    the interval's first suffix in ``order`` and ``offset = order[first]`` one occurrence. Two
+    walks: the first counts the nodes, the second fills arrays of that size."""
+    found = _walk_intervals(cps, order, lcp, weights, max_len, np.zeros((0, 4), np.int64))
+    out = np.empty((found, 4), np.int64)
+    _walk_intervals(cps, order, lcp, weights, max_len, out)
+    return out[:, 0].copy(), out[:, 1].copy(), out[:, 2].copy(), out[:, 3].copy()
+
+
+@kernel
+def _walk_intervals(cps, order, lcp, weights, max_len, out):
+    """The nodes ``branching_substrings`` reports, into ``out`` (unless it has no rows);
+    returns their number. The stack holds (depth, first suffix) of the open intervals, at
+    most one per depth."""
     n = order.shape[0]
-    cum = np.zeros(n + 1, np.int64)
-    for i in range(n):
-        cum[i + 1] = cum[i] + weights[order[i]]
     stack_depth = np.zeros(max_len + 3, np.int64)
     stack_lb = np.zeros(max_len + 3, np.int64)
-    top = 0  # stack_depth[0] = 0 is the root interval
-    cap = n
-    out_off = np.empty(cap, np.int64)
-    out_len = np.empty(cap, np.int64)
-    out_freq = np.empty(cap, np.int64)
+    stack_w = np.zeros(max_len + 3, np.int64)  # weights of the interval's suffixes before i
+    top = 0
+    cum = np.int64(0)
     found = 0
+    fill = out.shape[0] > 0
     for i in range(1, n + 1):
+        cum += weights[order[i - 1]]
         cur = lcp[i] if i < n else 0
         lb = i - 1
+        lb_w = cum - weights[order[i - 1]]
         while cur < stack_depth[top]:
             d = stack_depth[top]
             left = stack_lb[top]
+            left_w = stack_w[top]
             top -= 1
             if 2 <= d <= max_len and lead_byte(cps, order[left] + d) != lead_byte(cps, order[i - 1] + d):
-                out_off[found] = order[left]
-                out_len[found] = d
-                out_freq[found] = cum[i] - cum[left]
+                if fill:
+                    out[found, 0] = left
+                    out[found, 1] = order[left]
+                    out[found, 2] = d
+                    out[found, 3] = cum - left_w
                 found += 1
             lb = left
+            lb_w = left_w
         if cur > stack_depth[top]:
             top += 1
             stack_depth[top] = cur
             stack_lb[top] = lb
-    return out_off[:found], out_len[:found], out_freq[:found]
+            stack_w[top] = lb_w
+    return found
+
+
+@kernel
+def utf8_lengths(cps, off, length):
+    """UTF-8 bytes of each candidate ``cps[off:off + length]``."""
+    out = np.zeros(off.shape[0], np.int64)
+    for j in range(off.shape[0]):
+        for p in range(off[j], off[j] + length[j]):
+            c = cps[p]
+            out[j] += 1 if c < 0x80 else 2 if c < 0x800 else 3 if c < 0x10000 else 4
+    return out
 
 
 @kernel

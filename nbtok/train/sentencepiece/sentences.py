@@ -9,6 +9,7 @@ from ...kernels import normalize as knorm
 from ..counting import resolve_input
 
 _CHARSMAPS = Path(__file__).resolve().parents[2] / "data" / "spm_charsmaps.npz"
+UNK_STR = "\u2585".encode("utf-8")  # sentencepiece's reserved unknown character
 
 
 def charsmap(rule):
@@ -38,37 +39,75 @@ def iter_lines(input):
                 yield line.rstrip("\r\n")
 
 
-def normalized_sentences(input, spec):
-    """Counter of normalized sentences (str with ``▁``), as sentencepiece's trainer loads them."""
+def normalized_lines(input, spec):
+    """Each line of ``input`` normalized as sentencepiece's trainer loads it (str with ``▁``);
+    lines that are empty, longer than ``max_sentence_length`` bytes or hold sentencepiece's
+    reserved unknown character are skipped, as sentencepiece skips them."""
     units, pool = knorm.decode_charsmap(charsmap(spec["normalization_rule_name"]))
     root_ok = knorm.root_filter(units)
     z = np.zeros(0, np.int32)
     flags = np.array([spec["add_dummy_prefix"], spec["remove_extra_whitespaces"], True, False], np.int64)
     norm = (units, pool, root_ok, z, z, flags, knorm.byte_classes(units, pool, root_ok, z, z))
     limit = int(spec["max_sentence_length"])
-    counts = Counter()
     for line in iter_lines(input):
         raw = line.encode("utf-8")
-        if not raw or len(raw) > limit:
+        if not raw or len(raw) > limit or UNK_STR in raw:
             continue
         buf = np.frombuffer(raw, np.uint8)
         out, n = knorm.normalize(buf, 0, buf.size, *norm, np.empty(buf.size * 18 + 8, np.uint8))
         s = out[:n].tobytes().decode("utf-8", "replace")
         if s:
-            counts[s] += 1
+            yield s
+
+
+def normalized_sentences(input, spec):
+    """Counter of normalized sentences (``normalized_lines``)."""
+    counts = Counter(normalized_lines(input, spec))
     if not counts:
         raise ValueError("train_sentencepiece: the input has no non-empty sentence")
     return counts
 
 
-def required_chars(counts, coverage):
-    """Characters kept by ``character_coverage`` (by frequency, ties by code point): dict char->freq."""
-    freq = Counter()
+def line_chunks(lines, size=1 << 22):
+    """``lines``, each ended by ``"\0"``, joined into strings of about ``size`` characters."""
+    chunk, n = [], 0
+    for s in lines:
+        chunk.append(s)
+        n += len(s) + 1
+        if n >= size:
+            yield "\0".join(chunk) + "\0"
+            chunk, n = [], 0
+    if chunk:
+        yield "\0".join(chunk) + "\0"
+
+
+def sentence_chunks(counts, size=1 << 22):
+    """The sentences of ``counts``, each as often as counted and ended by ``"\0"``, joined into
+    strings of about ``size`` characters (so str methods count and split them in C)."""
+    chunk, n = [], 0
     for s, c in counts.items():
-        for ch in s:
-            freq[ch] += c
-    freq.pop(" ", None)
-    freq.pop("\0", None)
+        piece = (s + "\0") * c
+        chunk.append(piece)
+        n += len(piece)
+        if n >= size:
+            yield "".join(chunk)
+            chunk, n = [], 0
+    if chunk:
+        yield "".join(chunk)
+
+
+def required_chars(counts, coverage):
+    """Characters kept by ``character_coverage`` (``covering_chars`` of the sentences' characters)."""
+    freq = Counter()
+    for chunk in sentence_chunks(counts):
+        freq.update(chunk)
+    return covering_chars(freq, coverage)
+
+
+def covering_chars(freq, coverage):
+    """The most frequent characters of ``freq`` (ties by code point) until they cover
+    ``coverage`` of all characters, as sentencepiece's ``character_coverage``: dict char->freq."""
+    freq = {ch: c for ch, c in freq.items() if ch not in (" ", "\0")}
     total = sum(freq.values())
     kept, acc = {}, 0
     for ch, c in sorted(freq.items(), key=lambda kv: (-kv[1], kv[0])):

@@ -26,6 +26,7 @@ import numpy as np
 from . import lattice as L
 from . import seeds as S
 from .bpe_scripts import script_of
+from .sentences import sentence_chunks
 from .validity import UNK_CHAR, WS, is_decimal_digit
 
 UNK_PENALTY = 10.0            # an unknown character scores the lowest piece's score minus this
@@ -100,17 +101,51 @@ class Pieces:
 
 
 def split_sentences(counts):
-    """``(words, units)``: the words of the sentences (split before each ``▁``) and the seed units
-    (each word followed by ``▁`` when another word follows it in its sentence), counted."""
-    words, units = Counter(), Counter()
-    for s, c in counts.items():
-        starts = [0] + [i for i in range(1, len(s)) if s[i] == WS]
-        for j, a in enumerate(starts):
-            b = starts[j + 1] if j + 1 < len(starts) else len(s)
-            w = s[a:b]
-            words[w] += c
-            units[w + WS if b < len(s) else w] += c
-    return words, units
+    """``(words, units)`` of a Counter of sentences (``count_units``)."""
+    _, units = count_units(sentence_chunks(counts))
+    return words_of(units), units
+
+
+def count_units(chunks):
+    """``(chars, units)`` of chunks of ``"\0"``-ended sentences: the characters, and the seed
+    units (each word, split before each ``▁``, followed by ``▁`` when another word follows it
+    in its sentence), counted.
+
+    Each chunk is split at ``▁`` and counted by ``Counter`` (in C). A part is the rest of a
+    word after its ``▁``; one holding ``"\0"`` ends a sentence, and what follows its ``"\0"``
+    begins the next sentences (words without ``▁``)."""
+    chars, parts, units = Counter(), Counter(), Counter()
+    for chunk in chunks:
+        chars.update(chunk)
+        head, *rest = chunk.split(WS)
+        parts.update(rest)
+        _add_starts(("\0" + head).split("\0")[1:], 1, units)
+    for part, c in parts.items():
+        if "\0" not in part:
+            units[WS + part + WS] += c  # a word another word follows
+            continue
+        pieces = part.split("\0")
+        units[WS + pieces[0]] += c  # the last word of a sentence
+        _add_starts(pieces[1:], c, units)
+    chars.pop("\0", None)
+    return chars, units
+
+
+def words_of(units):
+    """The words of the seed units (a unit less the ``▁`` after it), counted."""
+    words = Counter()
+    for u, c in units.items():
+        words[u[:-1] if len(u) > 1 and u[-1] == WS else u] += c
+    return words
+
+
+def _add_starts(pieces, c, units):
+    """Count the text after a sentence's end: whole sentences without ``▁`` (all but the last
+    piece), and the first word of one that goes on (the last piece, unless empty)."""
+    for whole in pieces[:-1]:
+        units[whole] += c
+    if pieces and pieces[-1]:
+        units[pieces[-1] + WS] += c
 
 
 def script_table(cps, spec):
@@ -143,26 +178,25 @@ def seed_pieces(words, units, spec):
             chars[ch] += c
     chars.pop(UNK_CHAR, None)
     items = list(units.items())
-    text = "\0".join(u for u, _ in items) + "\0"
-    cps = np.frombuffer(text.encode("utf-32-le"), np.uint32).astype(np.int32)
-    weights = np.repeat(np.array([c for _, c in items], np.int64),
+    cps = np.frombuffer(("\0".join(u for u, _ in items) + "\0").encode("utf-32-le"), np.uint32).view(np.int32)
+    weights = np.repeat(np.array([c for _, c in items], np.int32),
                         np.fromiter((len(u) + 1 for u, _ in items), np.int64, len(items)))
+    del items
     order = S.sort_suffixes(cps, max_len + 1)
     lcp = S.common_prefixes(cps, order, max_len + 1)
-    off, length, freq = S.branching_substrings(cps, order, lcp, weights, max_len)
+    left, off, length, freq = S.branching_substrings(cps, order, lcp, weights, max_len)
     ok = S.valid_pieces(cps, off, length, script_table(cps, spec), ord(UNK_CHAR), ord(WS),
                         bool(spec["split_by_unicode_script"]))
-    off, length, freq = off[ok], length[ok], freq[ok]
+    left, off, length, freq = left[ok], off[ok], length[ok], freq[ok]
     score = freq.astype(np.float32) * length.astype(np.float32)  # (float32, as sentencepiece)
-    subs = [text[o:o + n] for o, n in zip(off.tolist(), length.tolist())]
-    keys = [w.encode("utf-8") for w in subs]
-    # best score first, then the longer in bytes, then the smaller bytes
-    best = sorted(range(len(subs)), key=lambda j: (-score[j], -len(keys[j]), keys[j]))
-    best = best[:int(spec["seed_sentencepiece_size"])]
-    seeds = sorted(chars.items(), key=lambda kv: (-kv[1], kv[0]))
-    seeds += [(subs[j], float(score[j])) for j in best]
-    values = np.array([s for _, s in seeds], np.float64)
-    return [p for p, _ in seeds], (np.log(values) - np.log(values.sum())).astype(np.float32)
+    nbytes = S.utf8_lengths(cps, off, length)
+    # best score first, then the longer in bytes, then the smaller string: (first suffix, length)
+    # is the order of the strings, a shorter one being a prefix of a longer one at the same suffix
+    best = np.lexsort((length, left, -nbytes, -score))[:int(spec["seed_sentencepiece_size"])]
+    char_seeds = sorted(chars.items(), key=lambda kv: (-kv[1], kv[0]))
+    substrings = [cps[o:o + n].tobytes().decode("utf-32-le") for o, n in zip(off[best].tolist(), length[best].tolist())]
+    values = np.concatenate((np.array([f for _, f in char_seeds], np.float64), score[best].astype(np.float64)))
+    return [c for c, _ in char_seeds] + substrings, (np.log(values) - np.log(values.sum())).astype(np.float32)
 
 
 def em_step(model, words):
@@ -222,15 +256,16 @@ def final_pieces(model, required, n_pieces, hard_limit):
     return sorted(final.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
-def train_unigram_pieces(counts, required, vocab_size, n_meta, spec):
-    """``[(piece, score), ...]``: the trained pieces, ``vocab_size - n_meta`` of them."""
-    rare = {ord(c): UNK_CHAR for c in {ch for s in counts for ch in s} - set(required) - {WS}}
-    if rare:
+def train_unigram_pieces(units, required, vocab_size, n_meta, spec):
+    """``[(piece, score), ...]``: the trained pieces, ``vocab_size - n_meta`` of them, from the
+    seed units of the input (``count_units``)."""
+    rare = {ord(c): UNK_CHAR for c in {ch for u in units for ch in u} - set(required) - {WS}}
+    if rare:  # (sentencepiece replaces the characters character_coverage leaves out)
         replaced = Counter()
-        for s, c in counts.items():
-            replaced[s.translate(rare)] += c
-        counts = replaced
-    word_counts, units = split_sentences(counts)
+        for u, c in units.items():
+            replaced[u.translate(rare)] += c
+        units = replaced
+    word_counts = words_of(units)
     words = Words(word_counts)
     max_len = int(spec["max_sentencepiece_length"])
     model = Pieces(*seed_pieces(word_counts, units, spec), max_len)

@@ -88,3 +88,18 @@ def test_warmup_says_what_it_compiled():
     assert out.returncode == 0 and "bytelevel" in err and "compiled 1 feature" in err
     bad = run("warmup", "no-such-feature")
     assert bad.returncode == 1 and b"unknown feature" in bad.stderr
+
+
+@pytest.mark.parametrize("kind", ["unigram", "bpe"])
+def test_train_sentencepiece_from_the_cli_loads_in_sentencepiece(tmp_path, kind):
+    spm = pytest.importorskip("sentencepiece")
+    pytest.importorskip("regex")
+    out = tmp_path / "m.model"
+    done = run("train", "--type", kind, "--vocab-size", 300, "--format", "sentencepiece", "--output", out,
+               FIXTURES / "spm" / "udhr_eng.txt")
+    assert done.returncode == 0, done.stderr
+    sp = spm.SentencePieceProcessor(model_file=str(out))
+    ours = nbtok.Tokenizer.from_sentencepiece(out)
+    assert sp.get_piece_size() == 300
+    line = "Everyone has the right to life, liberty and security of person."
+    assert sp.encode(line) == ours.encode(line).tolist()

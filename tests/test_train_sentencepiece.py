@@ -19,12 +19,12 @@ def lines_of(name):
     return [line for line in (ROOT / name).read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def both(name, vocab_size, tmp_path, model_type="bpe"):
+def both(name, vocab_size, tmp_path, model_type="bpe", **options):
     lines = lines_of(name)
     spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_prefix=str(tmp_path / "ref"),
-                                   vocab_size=vocab_size, model_type=model_type, minloglevel=2)
+                                   vocab_size=vocab_size, model_type=model_type, minloglevel=2, **options)
     ref = spm.SentencePieceProcessor(model_file=str(tmp_path / "ref.model"))
-    tok = nbtok.train_sentencepiece(iter(lines), vocab_size, model_type=model_type)
+    tok = nbtok.train_sentencepiece(iter(lines), vocab_size, model_type=model_type, **options)
     return lines, ref, tok
 
 
@@ -65,6 +65,34 @@ def test_unigram_pieces_match_sentencepiece(name, vocab_size, tmp_path):
     assert abs(n_ours / n_ref - 1) <= 0.005
 
 
+META_OPTIONS = [dict(byte_fallback=True), dict(control_symbols=["<sep>", "<cls>"]),
+                dict(pad_id=3, byte_fallback=True, control_symbols=["<mask>"]), dict(bos_id=-1, eos_id=1)]
+
+
+@pytest.mark.parametrize("options", META_OPTIONS)
+@pytest.mark.parametrize("model_type", ["bpe", "unigram"])
+def test_meta_pieces_and_byte_fallback_as_sentencepiece(model_type, options, tmp_path):
+    """Meta pieces (unk / bos / eos / pad, control symbols, the 256 byte pieces) take the ids
+    sentencepiece gives them, and a text with characters outside the vocabulary falls back to
+    bytes as with sentencepiece's own model."""
+    vocab_size = 700 if options.get("byte_fallback") else 450
+    lines, ref, tok = both("udhr_eng.txt", vocab_size, tmp_path, model_type, **options)
+    ours = [tok.id_to_piece(i) for i in range(tok.vocab_size)]
+    theirs = [ref.id_to_piece(i) for i in range(ref.get_piece_size())]
+    fixed = [i for i in range(ref.get_piece_size()) if ref.is_control(i) or ref.is_unknown(i) or ref.is_byte(i)]
+    assert [ours[i] for i in fixed] == [theirs[i] for i in fixed]
+    if model_type == "bpe":
+        assert ours == theirs
+    else:
+        assert len(set(ours) & set(theirs)) >= 0.98 * len(theirs)
+    tok.save_sentencepiece(tmp_path / "ours.model")
+    back = spm.SentencePieceProcessor(model_file=str(tmp_path / "ours.model"))
+    for text in lines[:20] + ["Ünïcödé 日本語 🙂 text"]:
+        assert back.encode(text) == tok.encode(text).tolist()
+        if model_type == "bpe":
+            assert back.encode(text) == ref.encode(text)
+
+
 def test_unigram_scores_are_log_probabilities_in_order(tmp_path):
     tok = nbtok.train_sentencepiece(iter(lines_of("udhr_eng.txt")), 400)
     tok.save_sentencepiece(tmp_path / "m.model")
@@ -88,8 +116,8 @@ def test_inputs_and_unsupported_options(tmp_path):
         nbtok.train_sentencepiece(iter(lines_of("botchan.txt")), 300, model_type="char")
     with pytest.raises(ValueError, match="model_type"):
         nbtok.train_sentencepiece(iter(lines_of("botchan.txt")), 300, model_type="wordpiece")
-    with pytest.raises(NotImplementedError, match="byte_fallback"):
-        nbtok.train_sentencepiece(iter(lines_of("botchan.txt")), 300, model_type="bpe", byte_fallback=True)
+    with pytest.raises(NotImplementedError, match="user_defined_symbols"):
+        nbtok.train_sentencepiece(iter(lines_of("botchan.txt")), 300, model_type="bpe", user_defined_symbols=["<x>"])
     with pytest.raises((TypeError, ValueError)):
         nbtok.train_sentencepiece(iter(lines_of("botchan.txt")), 300, model_type="bpe", no_such_option=1)
     path = tmp_path / "c.txt"

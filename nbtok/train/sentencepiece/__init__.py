@@ -11,7 +11,7 @@ Examples:
 """
 from ...formats import sentencepiece_model as smp
 from .model_writer import build_tokenizer
-from .options import resolve
+from .options import meta_pieces, resolve
 from .sentences import covering_chars, line_chunks, normalized_lines, normalized_sentences, required_chars
 
 
@@ -23,7 +23,8 @@ def train_sentencepiece(input, vocab_size, model_type="unigram", **options):
                                   "(only 'unigram' and 'bpe')")
     spec = resolve(options)
     vocab_size = int(vocab_size)
-    n_meta = sum(1 for k in ("unk_id", "bos_id", "eos_id", "pad_id") if spec[k] >= 0)
+    meta = meta_pieces(spec, vocab_size)
+    n_meta = len(meta)
     if model_type == "unigram":
         # the sentences are never held: each chunk of lines is counted into words and characters
         from .unigram import count_units, train_unigram_pieces
@@ -31,7 +32,7 @@ def train_sentencepiece(input, vocab_size, model_type="unigram", **options):
         if not units:
             raise ValueError("train_sentencepiece: the input has no non-empty sentence")
         req = covering_chars(chars, float(spec["character_coverage"]))
-        return build_tokenizer(train_unigram_pieces(units, req, vocab_size, n_meta, spec), spec, smp.UNIGRAM)
+        return build_tokenizer(train_unigram_pieces(units, req, vocab_size, n_meta, spec), meta, spec, smp.UNIGRAM)
     counts = normalized_sentences(input, spec)
     req = required_chars(counts, float(spec["character_coverage"]))
     from .bpe import train_bpe_pieces
@@ -40,4 +41,4 @@ def train_sentencepiece(input, vocab_size, model_type="unigram", **options):
         raise ValueError(f"vocab_size {vocab_size} is smaller than the {n_meta + len(req)} required pieces")
     pieces = train_bpe_pieces(counts, req, n, spec)
     chars = [c for c, _ in sorted(req.items(), key=lambda kv: (-kv[1], kv[0]))]
-    return build_tokenizer([(p, -float(i)) for i, p in enumerate(pieces + chars)], spec, smp.BPE)
+    return build_tokenizer([(p, -float(i)) for i, p in enumerate(pieces + chars)], meta, spec, smp.BPE)

@@ -1,15 +1,25 @@
-"""ModelProto bytes for trained pieces (meta pieces first, score 0) -> Tokenizer."""
+"""ModelProto bytes for trained pieces and meta pieces (score 0) -> Tokenizer."""
 
 from ...formats import sentencepiece_model as smp
 from .sentences import charsmap
 
 
-def build_tokenizer(pieces, spec, model_type):
-    """The Tokenizer of ``pieces`` (``[(piece, score), ...]`` in id order after the meta pieces)
-    trained as ``model_type`` (``smp.UNIGRAM`` or ``smp.BPE``) with the options ``spec``."""
-    meta = sorted((spec[k + "_id"], spec[k + "_piece"], smp.UNKNOWN if k == "unk" else smp.CONTROL)
-                  for k in ("unk", "bos", "eos", "pad") if spec[k + "_id"] >= 0)
-    entries = [(p, 0.0, t) for _, p, t in meta] + [(p, float(score), smp.NORMAL) for p, score in pieces]
+def build_tokenizer(pieces, meta, spec, model_type):
+    """The Tokenizer of ``pieces`` (``[(piece, score), ...]``) around the meta pieces ``meta``
+    (``{id: (piece, type)}``, ``options.meta_pieces``): each id is a meta piece or the next
+    trained piece, as sentencepiece's ``Serialize`` lays them out. ``model_type`` is
+    ``smp.UNIGRAM`` or ``smp.BPE``, ``spec`` the options."""
+    total = len(meta) + len(pieces)
+    if max(meta) >= total:
+        raise ValueError(f"meta piece id {max(meta)} is past the {total} pieces of the trained vocabulary")
+    trained = iter(pieces)
+    entries = []
+    for i in range(total):
+        if i in meta:
+            entries.append((meta[i][0], 0.0, meta[i][1]))
+        else:
+            p, score = next(trained)
+            entries.append((p, float(score), smp.NORMAL))
     parts = []
     for p, score, t in entries:
         body = smp._len_field(1, p.encode("utf-8")) + smp._key(2, smp.FIXED32) + smp.pack_float(score)
@@ -18,6 +28,7 @@ def build_tokenizer(pieces, spec, model_type):
         parts.append(smp._len_field(1, body))
     trainer = smp.encode_spec(b"", smp.TRAINER_FIELDS, dict(
         model_type=model_type, vocab_size=len(entries), split_digits=spec["split_digits"],
+        byte_fallback=spec["byte_fallback"],
         unk_id=spec["unk_id"], bos_id=spec["bos_id"], eos_id=spec["eos_id"], pad_id=spec["pad_id"]))
     norm = smp.encode_spec(b"", smp.NORMALIZER_FIELDS, dict(
         name=spec["normalization_rule_name"], precompiled_charsmap=charsmap(spec["normalization_rule_name"]),

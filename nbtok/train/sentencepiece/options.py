@@ -15,8 +15,8 @@ DEFAULTS = dict(
 )
 # values other than the default that nbtok does not implement yet
 UNSUPPORTED_UNLESS_DEFAULT = (
-    "byte_fallback", "treat_whitespace_as_suffix", "allow_whitespace_only_pieces",
-    "user_defined_symbols", "control_symbols", "required_chars", "normalization_rule_tsv",
+    "treat_whitespace_as_suffix", "allow_whitespace_only_pieces",
+    "user_defined_symbols", "required_chars", "normalization_rule_tsv",
     "input_sentence_size", "split_by_whitespace",
 )
 RULES = ("nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity")
@@ -44,10 +44,40 @@ def resolve(options):
     ids = [spec[k] for k in ("unk_id", "bos_id", "eos_id", "pad_id") if spec[k] >= 0]
     if spec["unk_id"] < 0:
         raise ValueError("unk_id must be >= 0 (sentencepiece requires an unknown piece)")
-    if len(set(ids)) != len(ids) or max(ids) >= len(ids):
-        raise NotImplementedError("train_sentencepiece: meta piece ids must be distinct and dense "
-                                  "from 0 (other layouts are not implemented by nbtok yet)")
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"unk_id, bos_id, eos_id and pad_id must be distinct, not {ids}")
+    if isinstance(spec["control_symbols"], str):
+        spec["control_symbols"] = [w for w in spec["control_symbols"].split(",") if w]
     return spec
+
+
+def meta_pieces(spec, vocab_size):
+    """``{id: (piece, type)}`` of the pieces that are not trained, laid out as sentencepiece's
+    ``InitMetaPieces``: unk / bos / eos / pad at their ids, then the control symbols and (with
+    ``byte_fallback``) the 256 byte pieces ``<0x00>``.. at the lowest free ids."""
+    from ...formats import sentencepiece_model as smp
+    meta = {}
+    for k in ("unk", "bos", "eos", "pad"):
+        i = int(spec[k + "_id"])
+        if i >= 0:
+            if i >= vocab_size:
+                raise ValueError(f"{k}_id {i} is not below vocab_size {vocab_size}")
+            meta[i] = (spec[k + "_piece"], smp.UNKNOWN if k == "unk" else smp.CONTROL)
+    extra = [(w, smp.CONTROL) for w in spec["control_symbols"]]
+    if spec["byte_fallback"]:
+        extra += [(f"<0x{b:02X}>", smp.BYTE) for b in range(256)]
+    seen = {p for p, _ in meta.values()}
+    free = 0
+    for w, kind in extra:
+        if w in seen:
+            raise ValueError(f"{w!r} is already defined: duplicated symbols are not allowed")
+        seen.add(w)
+        while free in meta:
+            free += 1
+        meta[free] = (w, kind)
+    if len(meta) >= vocab_size:
+        raise ValueError(f"vocab_size {vocab_size} leaves no room besides the {len(meta)} meta pieces")
+    return meta
 
 
 def _norm(v):

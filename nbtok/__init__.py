@@ -46,13 +46,22 @@ def train_bpe_from_counts(counts, vocab_size, special_tokens=None, pattern=None,
 
 
 def train_sentencepiece(input, vocab_size, model_type="unigram", **kwargs):
-    """Train a SentencePiece model (``model_type`` "unigram", "bpe", "char" or "word") with
-    sentencepiece's ``TrainerSpec`` / ``NormalizerSpec`` options under their own names; the
-    result saves as a ``.model`` that ``sentencepiece`` loads.
+    """Train a SentencePiece model as sentencepiece 0.2.3 trains it: ``model_type`` "unigram"
+    (the pieces sentencepiece's trainer picks) or "bpe" (sentencepiece's pieces, in its order);
+    "char" and "word" raise ``NotImplementedError``. ``input`` is a path, a list of paths or an
+    iterator of str (one sentence per line). Options are sentencepiece's ``TrainerSpec`` /
+    ``NormalizerSpec`` fields under their own names (``character_coverage``, ``byte_fallback``,
+    ``control_symbols``, ``split_digits``, ``unk_id`` .. ``pad_id``, ``normalization_rule_name``,
+    ``seed_sentencepiece_size``, ``shrinking_factor``, ``num_sub_iterations``,
+    ``hard_vocab_limit``, ...); one nbtok does not implement raises ``NotImplementedError``
+    naming it. The result saves as a ``.model`` that ``sentencepiece`` loads.
 
     Examples:
         >>> import nbtok
-        >>> sp = nbtok.train_sentencepiece("corpus.txt", 8000, model_type="bpe")  # doctest: +SKIP
+        >>> lines = ["the cat sat on the mat", "the dog sat on the log"] * 20
+        >>> sp = nbtok.train_sentencepiece(iter(lines), 18, model_type="unigram")
+        >>> [sp.id_to_piece(i) for i in range(3, 8)]
+        ['▁', 't', 'e', 'h', 'at']
         >>> sp.save_sentencepiece("mine.model")  # doctest: +SKIP
     """
     from .train.sentencepiece import train_sentencepiece as _train

@@ -236,16 +236,17 @@ def prune(model, words, desired, shrinking_factor):
 def final_pieces(model, required, n_pieces, hard_limit):
     """Required characters first (their score, or just below the lowest), then the best scored
     pieces, ``n_pieces`` in all, ordered by score (then piece)."""
-    scores = dict(zip(model.pieces, model.scores.tolist()))
-    low = float(model.scores.min())
+    # float32, as sentencepiece keeps them: pieces whose scores round alike are ordered by piece
+    scores = dict(zip(model.pieces, model.scores.astype(np.float32).tolist()))
+    low = np.float32(model.scores.min())
     final = {}
     for ch, _ in sorted(required.items(), key=lambda kv: (-kv[1], kv[0])):
         final[ch] = scores.get(ch, None)
-    penalty = 0.0
+    penalty = np.float32(0.0)
     for ch in final:
         if final[ch] is None:
-            final[ch] = low + penalty
-            penalty += REQUIRED_PENALTY_DELTA
+            final[ch] = float(low + penalty)
+            penalty += np.float32(REQUIRED_PENALTY_DELTA)
     for p, s in sorted(scores.items(), key=lambda kv: (-kv[1], kv[0])):
         if len(final) >= n_pieces:
             break

@@ -329,6 +329,18 @@ class Tokenizer:
         """
         return self._call("nbest_encode", as_str(text), n, **opts)
 
+    def calculate_entropy(self, text, alpha):
+        """Entropy of the distribution ``p ~ exp(alpha * score)`` over every segmentation of
+        ``text`` (sentencepiece's ``CalculateEntropy``; SentencePiece Unigram models), or a list
+        of them for a list of texts.
+
+        Examples:
+            >>> sp.calculate_entropy("Hello world", alpha=0.1)  # doctest: +SKIP
+        """
+        if isinstance(text, (list, tuple)):
+            return [self._call("calculate_entropy", as_str(t), alpha) for t in text]
+        return self._call("calculate_entropy", as_str(text), alpha)
+
     def decode_stream(self, skip_special_tokens=False):
         """A ``DecodeStream`` for generation: ``.step(id)`` returns the text completed by that id.
 

@@ -94,11 +94,50 @@ def test_options_and_loading(models, tmp_path):
 
 def test_unsupported_calls_say_so(models):
     sp = compat.SentencePieceProcessor(model_file=models[0])
-    for call in (lambda: sp.encode("x", out_type="serialized_proto"), lambda: sp.calculate_entropy("x", 0.1),
+    for call in (lambda: sp.encode("x", out_type="serialized_proto"),
                  lambda: sp.EncodeAsImmutableProto("x"), lambda: sp.normalize("x"), compat.SentencePieceNormalizer,
                  lambda: sp.sample_encode_and_score_as_ids("x")):
         with pytest.raises(NotImplementedError, match="not implemented by nbtok"):
             call()
+
+
+def _entropy_by_enumeration(ref, text, alpha):
+    """-sum p log p over every segmentation of ``text`` into the model's pieces (read from
+    sentencepiece), p ~ exp(alpha * total score): the definition, for texts whose every
+    character is a piece and that the normalizer leaves as ``▁`` + text with ``▁`` for spaces."""
+    import math
+    s = "\u2581" + text.replace(" ", "\u2581")
+    score = {ref.id_to_piece(i): ref.get_score(i) for i in range(ref.get_piece_size())
+             if not (ref.is_control(i) or ref.is_unknown(i) or ref.is_byte(i))}
+    assert all(ch in score for ch in s)
+
+    def totals(i):
+        if i == len(s):
+            yield 0.0
+            return
+        for j in range(i + 1, len(s) + 1):
+            if s[i:j] in score:
+                for rest in totals(j):
+                    yield score[s[i:j]] + rest
+    logits = [alpha * t for t in totals(0)]
+    top = max(logits)
+    z = top + math.log(sum(math.exp(v - top) for v in logits))
+    return -sum(math.exp(v - z) * (v - z) for v in logits)
+
+
+def test_calculate_entropy_is_the_entropy_of_the_segmentations(models):
+    """sentencepiece 0.2.3 no longer has ``CalculateEntropy``, so the oracle is its definition:
+    the entropy of p ~ exp(alpha * score) over every segmentation, enumerated."""
+    texts = ["the right", "everyone has", "a telescope", "of the"]
+    for path in models[:2]:
+        ref, ours = spm.SentencePieceProcessor(model_file=path), compat.SentencePieceProcessor(model_file=path)
+        for alpha in (0.1, 0.5, 1.0):
+            expected = [_entropy_by_enumeration(ref, t, alpha) for t in texts]
+            assert ours.calculate_entropy(texts, alpha) == pytest.approx(expected, rel=1e-6)
+            assert ours.CalculateEntropy(texts[0], alpha) == pytest.approx(expected[0], rel=1e-6)
+    bpe = compat.SentencePieceProcessor(model_file=models[2])
+    with pytest.raises(NotImplementedError, match="Unigram"):
+        bpe.calculate_entropy("the right", 0.1)
 
 
 def test_trainer_writes_a_model_sentencepiece_loads(tmp_path):

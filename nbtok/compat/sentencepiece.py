@@ -4,7 +4,7 @@
 The calls of sentencepiece 0.2's Python API with its argument names, defaults and return types
 (ints or piece strings, one text or a batch), in snake_case and CamelCase. What nbtok cannot
 answer exactly raises ``NotImplementedError`` naming the call: protobuf outputs
-(``out_type='serialized_proto' / 'immutable_proto'``), ``calculate_entropy``,
+(``out_type='serialized_proto' / 'immutable_proto'``),
 ``sample_encode_and_score_*``, ``set_vocabulary``, ``normalize``. Sampling draws from the same
 distributions as sentencepiece with nbtok's own random generator, so a seeded sequence of
 samples differs from sentencepiece's.
@@ -196,8 +196,11 @@ class SentencePieceProcessor:
 
     sample_encode_and_score_as_ids = sample_encode_and_score_as_pieces = sample_encode_and_score
 
-    def calculate_entropy(self, *args, **kwargs):
-        _unsupported("calculate_entropy", "the lattice entropy is not computed")
+    def calculate_entropy(self, input, alpha, num_threads=None):
+        """Entropy of the segmentation distribution of a text (or a list of texts) at ``alpha``."""
+        if isinstance(input, (list, tuple)):
+            return [self._tok.calculate_entropy(t, alpha) for t in input]
+        return self._tok.calculate_entropy(input, alpha)
 
     CalculateEntropy = calculate_entropy
 

@@ -854,20 +854,18 @@ def _logaddexp(a, b):
 
 
 @kernel
-def ffbs_sample(norm, n, lat, idsc, unk_score, V, theta, syms):
-    """Forward-filtering backward-sampling over the full lattice of ``norm[:n]`` (sentencepiece's
-    ``SampleEncode`` with nbest_size < 0): a segmentation drawn with probability proportional to
-    exp(theta * score). Writes symbols into ``syms``; returns their count."""
-    sc = idsc.view(np.float32)
-    # lattice nodes, grouped by end position through linked lists
+def full_lattice(norm, n, lat, idsc, unk_score):
+    """Every node of the lattice of ``norm[:n]``, grouped by end position through linked lists:
+    ``(start, id, score, next, head)`` where the nodes ending at e are ``head[e]``,
+    ``next[head[e]]``, ... (-1 ends a list), and id -1 is an unknown character (score
+    ``unk_score``, added where no one-character piece starts)."""
     cap = 4 * n + 16
     ns = np.empty(cap, np.int64)
     nid = np.empty(cap, np.int64)
     nsc = np.empty(cap, np.float64)
     nnext = np.empty(cap, np.int64)
     head = np.full(n + 1, -1, np.int64)
-    alpha = np.full(n + 1, -np.inf)
-    alpha[0] = 0.0
+    sc = idsc.view(np.float32)
     k_nodes = 0
     s = 0
     while s < n:
@@ -880,47 +878,42 @@ def ffbs_sample(norm, n, lat, idsc, unk_score, V, theta, syms):
                 break
             v = idsc[2 * node]
             if v >= 0:
-                e = k + 1
-                if k_nodes >= cap:
-                    cap *= 2
-                    ns2 = np.empty(cap, np.int64)
-                    nid2 = np.empty(cap, np.int64)
-                    nsc2 = np.empty(cap, np.float64)
-                    nn2 = np.empty(cap, np.int64)
-                    ns2[:k_nodes] = ns[:k_nodes]
-                    nid2[:k_nodes] = nid[:k_nodes]
-                    nsc2[:k_nodes] = nsc[:k_nodes]
-                    nn2[:k_nodes] = nnext[:k_nodes]
-                    ns, nid, nsc, nnext = ns2, nid2, nsc2, nn2
-                ns[k_nodes] = s
-                nid[k_nodes] = v
-                nsc[k_nodes] = sc[2 * node + 1]
-                nnext[k_nodes] = head[e]
-                head[e] = k_nodes
-                k_nodes += 1
-                if e - s == mblen:
-                    has_single = True
+                ns, nid, nsc, nnext, k_nodes = _add_node(ns, nid, nsc, nnext, head, k_nodes, s, k + 1, v,
+                                                         sc[2 * node + 1])
+                has_single = has_single or k + 1 - s == mblen
         if not has_single:
-            e = s + mblen
-            if k_nodes >= cap:
-                cap *= 2
-                ns2 = np.empty(cap, np.int64)
-                nid2 = np.empty(cap, np.int64)
-                nsc2 = np.empty(cap, np.float64)
-                nn2 = np.empty(cap, np.int64)
-                ns2[:k_nodes] = ns[:k_nodes]
-                nid2[:k_nodes] = nid[:k_nodes]
-                nsc2[:k_nodes] = nsc[:k_nodes]
-                nn2[:k_nodes] = nnext[:k_nodes]
-                ns, nid, nsc, nnext = ns2, nid2, nsc2, nn2
-            ns[k_nodes] = s
-            nid[k_nodes] = -1
-            nsc[k_nodes] = unk_score
-            nnext[k_nodes] = head[e]
-            head[e] = k_nodes
-            k_nodes += 1
+            ns, nid, nsc, nnext, k_nodes = _add_node(ns, nid, nsc, nnext, head, k_nodes, s, s + mblen, -1,
+                                                     unk_score)
         s += mblen
-    # forward: alpha[e] = logsumexp over nodes (s -> e) of alpha[s] + theta * score
+    return ns, nid, nsc, nnext, head
+
+
+@kernel
+def _add_node(ns, nid, nsc, nnext, head, k, start, end, v, score):
+    """Append node k (start -> end, id v) to the lists of ``full_lattice``, growing them when full."""
+    if k >= ns.shape[0]:
+        ns, nid, nsc, nnext = _grown(ns, k), _grown(nid, k), _grown(nsc, k), _grown(nnext, k)
+    ns[k] = start
+    nid[k] = v
+    nsc[k] = score
+    nnext[k] = head[end]
+    head[end] = k
+    return ns, nid, nsc, nnext, k + 1
+
+
+@kernel
+def _grown(a, used):
+    b = np.empty(2 * a.shape[0], a.dtype)
+    b[:used] = a[:used]
+    return b
+
+
+@kernel
+def lattice_forward(ns, nsc, nnext, head, n, theta):
+    """``alpha[e]``: log of the summed ``exp(theta * score)`` of every segmentation of the first
+    e characters' positions."""
+    alpha = np.full(n + 1, -np.inf)
+    alpha[0] = 0.0
     for e in range(1, n + 1):
         acc = -np.inf
         j = head[e]
@@ -928,6 +921,34 @@ def ffbs_sample(norm, n, lat, idsc, unk_score, V, theta, syms):
             acc = _logaddexp(acc, alpha[ns[j]] + theta * nsc[j])
             j = nnext[j]
         alpha[e] = acc
+    return alpha
+
+
+@kernel
+def lattice_entropy(norm, n, lat, idsc, unk_score, theta):
+    """Entropy of the distribution p ~ exp(theta * score) over the segmentations of ``norm[:n]``
+    (sentencepiece's ``CalculateEntropy``): ``H[e] = sum over nodes j ending at e of
+    p_j (H[start_j] + log p_j)``, with ``p_j`` the probability that j ends the prefix, and the
+    entropy ``-H[n]``."""
+    ns, nid, nsc, nnext, head = full_lattice(norm, n, lat, idsc, unk_score)
+    alpha = lattice_forward(ns, nsc, nnext, head, n, theta)
+    h = np.zeros(n + 1)
+    for e in range(1, n + 1):
+        j = head[e]
+        while j >= 0:
+            logp = theta * nsc[j] + alpha[ns[j]] - alpha[e]
+            h[e] += np.exp(logp) * (h[ns[j]] + logp)
+            j = nnext[j]
+    return -h[n]
+
+
+@kernel
+def ffbs_sample(norm, n, lat, idsc, unk_score, V, theta, syms):
+    """Forward-filtering backward-sampling over the full lattice of ``norm[:n]`` (sentencepiece's
+    ``SampleEncode`` with nbest_size < 0): a segmentation drawn with probability proportional to
+    exp(theta * score). Writes symbols into ``syms``; returns their count."""
+    ns, nid, nsc, nnext, head = full_lattice(norm, n, lat, idsc, unk_score)
+    alpha = lattice_forward(ns, nsc, nnext, head, n, theta)
     # backward sampling from the end
     m = 0
     e = n
@@ -969,6 +990,16 @@ def sample_one(text, N, M, F, theta):
     out = np.empty(4 * m + 2, np.int32)
     o = finish_ids(syms, m, V, unk_id, byte_fallback, byte_ids, bos, eos, out, 0)
     return out[:o].copy()
+
+
+@kernel
+def entropy_one(text, N, M, theta):
+    """``lattice_entropy`` of one document after normalization."""
+    units, pool, root_ok, ud_bc, ud_value, flags, cls = N
+    lat, idsc, unk_score, V2 = M
+    normbuf, n = normalize(text, 0, text.shape[0], units, pool, root_ok, ud_bc, ud_value, flags, cls,
+                           np.empty(text.shape[0] + 16, np.uint8))
+    return lattice_entropy(normbuf, n, lat, idsc, unk_score, theta)
 
 
 @kernel

@@ -13,9 +13,8 @@ reserved. USER_DEFINED pieces also pass through the normalizer untouched.
 import numba
 import numpy as np
 
-from ..formats.sentencepiece_model import (BPE, BYTE, CONTROL, NORMAL, NORMALIZER_FIELDS, TRAINER_FIELDS,
-                                           UNIGRAM, UNKNOWN, UNUSED, USER_DEFINED, ModelProtoData,
-                                           encode_spec, read_model_file, read_model_proto,
+from ..formats.sentencepiece_model import (BPE, BYTE, CONTROL, NORMAL, UNIGRAM, UNKNOWN, UNUSED,
+                                           USER_DEFINED, ModelProtoData, read_model_file, read_model_proto,
                                            write_model_proto)
 from ..kernels import normalize as knorm
 from ..kernels import spm_bpe as kbpe
@@ -479,6 +478,15 @@ class SentencePieceModel:
         if nbest_size > 1:
             return self._sample_nbest(text, alpha, nbest_size, add_bos, add_eos)
         return kuni.sample_one(buf, self.N, self.M, F, float(alpha))
+
+    def calculate_entropy(self, text, alpha):
+        """Entropy of ``p ~ exp(alpha * score)`` over the segmentations of ``text`` (Unigram;
+        ``kernels.unigram.lattice_entropy``)."""
+        if self.model_type != "unigram":
+            raise NotImplementedError("calculate_entropy needs a Unigram model (sentencepiece computes "
+                                      "it only for Unigram)")
+        buf = np.frombuffer(_as_bytes(text), np.uint8)
+        return float(kuni.entropy_one(buf, self.N, self.M, float(alpha)))
 
     def nbest_encode(self, text, n, add_bos=False, add_eos=False):
         """The ``n`` best segmentations (Unigram), best first, as a list of int32 arrays.

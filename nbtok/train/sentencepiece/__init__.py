@@ -12,7 +12,7 @@ Examples:
 from ...formats import sentencepiece_model as smp
 from .model_writer import build_tokenizer
 from .options import meta_pieces, resolve
-from .sentences import covering_chars, line_chunks, normalized_lines, normalized_sentences, required_chars
+from .sentences import line_chunks, normalized_lines, normalized_sentences, required_chars
 
 
 def train_sentencepiece(input, vocab_size, model_type="unigram", **options):
@@ -27,12 +27,9 @@ def train_sentencepiece(input, vocab_size, model_type="unigram", **options):
     n_meta = len(meta)
     if model_type == "unigram":
         # the sentences are never held: each chunk of lines is counted into words and characters
-        from .unigram import count_units, train_unigram_pieces
-        chars, units = count_units(line_chunks(normalized_lines(input, spec)))
-        if not units:
-            raise ValueError("train_sentencepiece: the input has no non-empty sentence")
-        req = covering_chars(chars, float(spec["character_coverage"]))
-        return build_tokenizer(train_unigram_pieces(units, req, vocab_size, n_meta, spec), meta, spec, smp.UNIGRAM)
+        from .unigram import train_unigram
+        pieces = train_unigram(line_chunks(normalized_lines(input, spec)), vocab_size, n_meta, spec)
+        return build_tokenizer(pieces, meta, spec, smp.UNIGRAM)
     counts = normalized_sentences(input, spec)
     req = required_chars(counts, float(spec["character_coverage"]))
     from .bpe import train_bpe_pieces

@@ -29,41 +29,96 @@ BOUNDARY = 0  # ends every unit; a substring holding it is no piece
 
 def sort_suffixes(cps, depth):
     """Positions of ``cps`` (``int32[n]``) ordered by the first ``depth`` characters of their
-    suffixes: prefix doubling, each round one ``argsort`` of ``rank[p] << 32 | rank[p + h]``.
-    Ranks are int32 and rank 0 is past the end, so a round holds the ranks, the keys, the
-    order and the new ranks (24 bytes per position)."""
-    n = cps.shape[0]
+    suffixes (``msd_sort`` over the characters' ranks: 8 bytes per position besides ``cps``)."""
     present = np.zeros(int(cps.max()) + 1, np.int32)
     present[cps] = 1
-    rank = (np.cumsum(present, dtype=np.int32))[cps]  # 1.. by code point
-    del present
-    h = 1
-    order = np.argsort(rank, kind="stable")
-    while h < depth:
-        key = rank.astype(np.int64)
-        key <<= 32
-        key[:n - h] |= rank[h:]
-        order = np.argsort(key)
-        del rank
-        rank, distinct = ranks_in_order(key, order)
-        del key
-        if distinct == n:  # every suffix is already told apart
-            break
-        h *= 2
+    ranks = np.cumsum(present, dtype=np.int32)
+    return msd_sort(ranks[cps], int(ranks[-1]), depth, int(ranks[BOUNDARY]))
+
+
+@kernel
+def msd_sort(sym, n_sym, depth, stop):
+    """Most-significant-symbol-first radix sort of the suffixes of ``sym`` (symbols 1..n_sym, 0
+    past the end) by their first ``depth`` symbols. A range of suffixes sharing their first d
+    symbols is split by symbol d: by counting when it is much larger than the alphabet, else by
+    sorting its keys; ranges of at most 16 suffixes by insertion. A range whose shared prefix
+    ends in ``stop`` (the unit boundary) or past the end is not split further: no piece holds it."""
+    n = sym.shape[0]
+    order = np.arange(n).astype(np.int32)
+    tmp = np.empty(n, np.int32)
+    counts = np.zeros(n_sym + 2, np.int64)
+    st_lo = np.empty(1024, np.int64)
+    st_hi = np.empty(1024, np.int64)
+    st_d = np.empty(1024, np.int64)
+    st_lo[0], st_hi[0], st_d[0] = 0, n, 0
+    top = 1
+    while top > 0:
+        top -= 1
+        lo, hi, d = st_lo[top], st_hi[top], st_d[top]
+        m = hi - lo
+        if m <= 16:
+            _insertion_sort(sym, order, lo, hi, d, depth)
+            continue
+        keys = np.empty(m, np.int32)
+        for i in range(m):
+            p = order[lo + i] + d
+            keys[i] = sym[p] if p < n else 0
+        if m > 4 * n_sym:
+            for i in range(m):
+                counts[keys[i] + 1] += 1
+            for c in range(1, n_sym + 2):
+                counts[c] += counts[c - 1]
+            for i in range(m):
+                k = keys[i]
+                tmp[lo + counts[k]] = order[lo + i]
+                counts[k] += 1
+            counts[:] = 0
+            keys.sort()
+        else:
+            idx = np.argsort(keys)
+            for i in range(m):
+                tmp[lo + i] = order[lo + idx[i]]
+            keys = keys[idx]
+        order[lo:hi] = tmp[lo:hi]
+        if d + 1 >= depth:
+            continue
+        a = 0
+        while a < m:  # each run of one symbol is a range sharing d + 1 symbols
+            b = a + 1
+            while b < m and keys[b] == keys[a]:
+                b += 1
+            if b - a > 1 and keys[a] != 0 and keys[a] != stop:
+                if top == st_lo.shape[0]:
+                    st_lo = np.concatenate((st_lo, np.empty(top, np.int64)))
+                    st_hi = np.concatenate((st_hi, np.empty(top, np.int64)))
+                    st_d = np.concatenate((st_d, np.empty(top, np.int64)))
+                st_lo[top], st_hi[top], st_d[top] = lo + a, lo + b, d + 1
+                top += 1
+            a = b
     return order
 
 
 @kernel
-def ranks_in_order(key, order):
-    """Dense ranks (1..) of ``key`` along ``order`` (sorted by key): ``(rank int32[n], count)``."""
-    n = key.shape[0]
-    rank = np.empty(n, np.int32)
-    r = 0
-    for i in range(n):
-        if i == 0 or key[order[i]] != key[order[i - 1]]:
-            r += 1
-        rank[order[i]] = r
-    return rank, r
+def _insertion_sort(sym, order, lo, hi, d, depth):
+    """Sort ``order[lo:hi]`` (suffixes sharing d symbols) by symbols d..depth-1."""
+    n = sym.shape[0]
+    for i in range(lo + 1, hi):
+        x = order[i]
+        j = i - 1
+        while j >= lo and _suffix_less(sym, x, order[j], d, depth, n):
+            order[j + 1] = order[j]
+            j -= 1
+        order[j + 1] = x
+
+
+@kernel
+def _suffix_less(sym, a, b, d, depth, n):
+    for k in range(d, depth):
+        ca = sym[a + k] if a + k < n else 0
+        cb = sym[b + k] if b + k < n else 0
+        if ca != cb:
+            return ca < cb
+    return False
 
 
 @kernel

@@ -26,7 +26,7 @@ import numpy as np
 from . import lattice as L
 from . import seeds as S
 from .bpe_scripts import script_of
-from .sentences import sentence_chunks
+from .sentences import covering_chars, sentence_chunks
 from .validity import UNK_CHAR, WS, is_decimal_digit
 
 UNK_PENALTY = 10.0            # an unknown character scores the lowest piece's score minus this
@@ -120,7 +120,8 @@ def count_units(chunks):
         head, *rest = chunk.split(WS)
         parts.update(rest)
         _add_starts(("\0" + head).split("\0")[1:], 1, units)
-    for part, c in parts.items():
+    while parts:  # (popped, so that the parts' strings are freed as the units are made)
+        part, c = parts.popitem()
         if "\0" not in part:
             units[WS + part + WS] += c  # a word another word follows
             continue
@@ -168,20 +169,14 @@ def script_table(cps, spec):
     return table
 
 
-def seed_pieces(words, units, spec):
-    """Every character (by frequency), then the best ``seed_sentencepiece_size`` branching
-    substrings (by frequency x length), with sentencepiece's initial scores ``log(score / sum)``."""
+def seed_pieces(chars, units, spec):
+    """Every character of ``chars`` (by frequency), then the best ``seed_sentencepiece_size``
+    branching substrings of the ``units`` (by frequency x length), with sentencepiece's initial
+    scores ``log(score / sum)``."""
     max_len = int(spec["max_sentencepiece_length"])
-    chars = Counter()
-    for w, c in words.items():
-        for ch in w:
-            chars[ch] += c
-    chars.pop(UNK_CHAR, None)
-    items = list(units.items())
-    cps = np.frombuffer(("\0".join(u for u, _ in items) + "\0").encode("utf-32-le"), np.uint32).view(np.int32)
-    weights = np.repeat(np.array([c for _, c in items], np.int32),
-                        np.fromiter((len(u) + 1 for u, _ in items), np.int64, len(items)))
-    del items
+    cps = np.frombuffer(("\0".join(units) + "\0").encode("utf-32-le"), np.uint32).view(np.int32)
+    weights = np.repeat(np.fromiter(units.values(), np.int32, len(units)),
+                        np.fromiter(map(len, units), np.int64, len(units)) + 1)
     order = S.sort_suffixes(cps, max_len + 1)
     lcp = S.common_prefixes(cps, order, max_len + 1)
     left, off, length, freq = S.branching_substrings(cps, order, lcp, weights, max_len)
@@ -257,19 +252,30 @@ def final_pieces(model, required, n_pieces, hard_limit):
     return sorted(final.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
-def train_unigram_pieces(units, required, vocab_size, n_meta, spec):
-    """``[(piece, score), ...]``: the trained pieces, ``vocab_size - n_meta`` of them, from the
-    seed units of the input (``count_units``)."""
-    rare = {ord(c): UNK_CHAR for c in {ch for u in units for ch in u} - set(required) - {WS}}
+def train_unigram(chunks, vocab_size, n_meta, spec):
+    """``[(piece, score), ...]``: the trained pieces, ``vocab_size - n_meta`` of them, from chunks
+    of ``"\0"``-ended normalized sentences (``sentences.line_chunks``)."""
+    chars, units = count_units(chunks)
+    if not units:
+        raise ValueError("train_sentencepiece: the input has no non-empty sentence")
+    required = covering_chars(chars, float(spec["character_coverage"]))
+    if len(required) + n_meta > vocab_size:
+        raise ValueError(f"vocab_size {vocab_size} is smaller than the {len(required) + n_meta} required "
+                         "characters and meta pieces; increase vocab_size or lower character_coverage")
+    rare = set(chars) - set(required) - {WS, UNK_CHAR}
     if rare:  # (sentencepiece replaces the characters character_coverage leaves out)
+        table = {ord(c): UNK_CHAR for c in rare}
         replaced = Counter()
-        for u, c in units.items():
-            replaced[u.translate(rare)] += c
+        while units:
+            u, c = units.popitem()
+            replaced[u.translate(table)] += c
         units = replaced
-    word_counts = words_of(units)
-    words = Words(word_counts)
+    all_chars = {ch: c for ch, c in chars.items() if ch not in rare and ch != UNK_CHAR}
+    words = Words(words_of(units))
+    seeds = seed_pieces(all_chars, units, spec)
+    del units
     max_len = int(spec["max_sentencepiece_length"])
-    model = Pieces(*seed_pieces(word_counts, units, spec), max_len)
+    model = Pieces(*seeds, max_len)
     desired = int(vocab_size * DESIRED_FACTOR)
     log = _progress(spec)
     log(f"unigram: {len(model.pieces)} seed pieces, {len(words.freqs)} distinct words")

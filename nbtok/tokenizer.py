@@ -139,11 +139,22 @@ class Tokenizer:
         return tokenizer_from_config(wordpiece_config(read_vocab(vocab_txt_path), lowercase))
 
     @classmethod
+    def from_gguf(cls, path):
+        """The vocabulary of a GGUF file (llama.cpp; ``tokenizer.ggml.model`` gpt2, llama, bert or
+        t5; ``nbtok/formats/gguf.py``). Only the metadata is read, never the tensors.
+
+        Examples:
+            >>> tok = nbtok.Tokenizer.from_gguf("llama-2-7b.Q4_K_M.gguf")  # doctest: +SKIP
+        """
+        from .formats.gguf import load_gguf
+        return load_gguf(path)
+
+    @classmethod
     def from_file(cls, path, **options):
         """Any tokenizer file nbtok reads, its format recognised by content, not by name:
         tokenizer.json, sentencepiece ``.model``, tiktoken rank files (Llama 3's
         ``tokenizer.model`` too), GPT-2 ``vocab.json`` or ``merges.txt`` (the other half is
-        found beside it), WordPiece ``vocab.txt``, nbtok's native file. ``options`` go to the
+        found beside it), WordPiece ``vocab.txt``, GGUF, nbtok's native file. ``options`` go to the
         format's constructor (``pattern=`` for a rank file nbtok does not know).
 
         Examples:

@@ -175,12 +175,22 @@ PRETRAINED_FILES = ("tokenizer.json", "tokenizer.model", "spiece.model", "senten
 
 
 def load_pretrained(folder, **options):
-    """The tokenizer of a model folder (see ``Tokenizer.from_pretrained``)."""
+    """The tokenizer of a model folder (see ``Tokenizer.from_pretrained``): a tokenizer.json with
+    the folder's ``tokenizer_config.json`` / ``special_tokens_map.json`` applied as transformers
+    applies them (``nbtok/formats/hf_config.py``)."""
     folder = Path(folder)
     if not folder.is_dir():
         raise FileNotFoundError(f"no such folder: {folder}")
     for name in PRETRAINED_FILES:
-        if (folder / name).is_file():
-            return load_file(folder / name, **options)
+        path = folder / name
+        if path.is_file():
+            kind = detect(path)
+            if kind in ("tokenizer.json", "sentencepiece"):  # with transformers' side files
+                from . import hf_config
+                cfg = hf_config.pipeline_for(path, kind, hf_config.read_tokenizer_config(folder))
+                if cfg is not None:
+                    from .huggingface import tokenizer_from_config
+                    return tokenizer_from_config(cfg)
+            return load_file(path, **options)
     found = sorted(p.name for p in folder.iterdir())
     raise FileNotFoundError(f"{folder} has none of {', '.join(PRETRAINED_FILES)} (it has: {', '.join(found[:12])})")

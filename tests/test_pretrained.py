@@ -163,3 +163,18 @@ def test_zoo_folders_as_transformers(name):
     for text in ZOO_FOLDERS[name]:
         assert tok.encode(text).tolist() == ref(text)["input_ids"], text
         assert tok.encode(text, **plain).tolist() == ref(text, add_special_tokens=False)["input_ids"], text
+
+
+@pytest.mark.skipif(ZOO is None or not ZOO.is_dir(), reason="../shared/data/zoo is absent (set NBTOK_SHARED_DATA)")
+def test_do_lower_case_of_a_bert_folder(tmp_path):
+    import shutil
+    src = ZOO / "minilm/all-MiniLM-L6-v2"
+    for p in src.iterdir():
+        shutil.copy(p, tmp_path / p.name)
+    config = json.loads((src / "tokenizer_config.json").read_text(encoding="utf-8"))
+    assert config["tokenizer_class"] == "BertTokenizer" and config["do_lower_case"] is True
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps(dict(config, do_lower_case=False)), encoding="utf-8")
+    # an uncased vocabulary without lower-casing: "Hello" and "World" are unknown
+    assert nbtok.Tokenizer.from_pretrained(src).encode("Hello World").tolist() == [101, 7592, 2088, 102]
+    assert nbtok.Tokenizer.from_pretrained(tmp_path).encode("Hello World").tolist() == [101, 100, 100, 102]
+    _same_as_transformers(tmp_path, ["Hello World", "hello world"])

@@ -149,6 +149,8 @@ def test_gpt2_fixture():
     assert tok.encode("hello<|endoftext|><tool>").tolist() == [259, 266, 267]  # control and user-defined tokens
     assert tok.decode([259, 264]) == "hello world"
     assert tok.special_tokens == {"<|endoftext|>": 266}
+    assert [tok.id_to_piece(i) for i in (265, 266, 267)] == ["12", "<|endoftext|>", "<tool>"]  # no id left out
+    assert tok.decode([266, 267], skip_special_tokens=False) == "<|endoftext|><tool>"
 
 
 def test_gpt2_add_bos_and_pre(tmp_path):
@@ -344,6 +346,27 @@ def test_llama_cpp_vocab_tests(path):
     bad = [(text, got, want) for text, want in zip(inputs, expected)
            if (got := tok.encode(text, **plain).tolist()) != want]
     assert not bad, f"{len(bad)} of {len(inputs)} cases differ; first: {bad[0]!r}"
+
+
+@pytest.mark.parametrize("path", _zoo_ggufs())
+def test_special_tokens_of_zoo_ggufs(path):
+    """Every id has its token; control and user-defined tokens are matched whole in the raw text
+    (llama.cpp: always for user-defined ones, with ``parse_special`` for control ones), except in
+    a SentencePiece vocabulary, where control pieces are not text (sentencepiece, llama.cpp's
+    ``parse_special=false``)."""
+    tok = nbtok.Tokenizer.from_file(path)
+    v = GGUFVocab(read_gguf(path))
+    assert tok.vocab_size == len(v.tokens)
+    types = v.types.tolist()
+    for i, (t, kind) in enumerate(zip(v.tokens, types)):
+        if kind not in (3, 4):
+            continue
+        if v.model in ("llama", "t5"):
+            assert tok.id_to_piece(i) == t and (kind == 4 or i == v.unk_id or tok.special_tokens.get(t) == i), (i, t)
+            continue
+        assert tok.id_to_piece(i) == t, i
+        assert tok.encode(t, add_special_tokens=False).tolist() == [i], (i, t)
+        assert kind == 4 or tok.special_tokens.get(t) == i, (i, t)
 
 
 @pytest.mark.parametrize("path", _zoo_ggufs())

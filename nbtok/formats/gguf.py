@@ -397,21 +397,17 @@ def _template(v, ids):
 
 def gpt2_config(v):
     """The tokenizer.json dict of a ``gpt2`` GGUF vocabulary ``v`` (a ``GGUFVocab``)."""
-    from .gpt2 import alphabet_bytes
     spec = PRE_TOKENIZERS.get(v.pre)
     if spec is None:
         raise NotImplementedError(f"{v.where}: GGUF pre-tokenizer {v.pre!r} is not supported by nbtok "
                                   f"(supported: {', '.join(sorted(PRE_TOKENIZERS))})")
     passes, gpt2_regex, ignore_merges = spec
-    vocab, added = {}, []
-    types = v.types.tolist()
-    for i, (t, kind) in enumerate(zip(v.tokens, types)):
-        if kind in (CONTROL, USER_DEFINED, UNKNOWN):
-            added.append(_added(i, t, kind != USER_DEFINED))  # raw text, matched before pre-tokenizing
-        elif alphabet_bytes(t) is None:
-            raise ValueError(f"{v.where}: token {i} {t[:40]!r} is not in GPT-2's byte alphabet")
-        else:
-            vocab[t] = i
+    # every token is in the model's vocabulary (an added token takes its id from there, as in HF's
+    # files); control and user-defined tokens are also added tokens, matched in the raw text.
+    # Normal tokens are in GPT-2's byte alphabet; one outside it only merges could reach.
+    vocab = {t: i for i, t in enumerate(v.tokens)}
+    added = [_added(i, t, kind != USER_DEFINED) for i, (t, kind) in enumerate(zip(v.tokens, v.types.tolist()))
+             if kind in (CONTROL, USER_DEFINED, UNKNOWN)]
     pre = [{"type": "Split", "pattern": {"Regex": p}, "behavior": "Isolated", "invert": False} for p in passes]
     pre.append({"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": gpt2_regex})
     return {

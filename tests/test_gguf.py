@@ -13,6 +13,7 @@
 * Corrupt files: every truncation and impossible lengths are ``ValueError``; what nbtok cannot
   map is ``NotImplementedError`` naming it.
 """
+import json
 import struct
 from pathlib import Path
 
@@ -367,6 +368,57 @@ def test_special_tokens_of_zoo_ggufs(path):
         assert tok.id_to_piece(i) == t, i
         assert tok.encode(t, add_special_tokens=False).tolist() == [i], (i, t)
         assert kind == 4 or tok.special_tokens.get(t) == i, (i, t)
+
+
+def gguf_from_tokenizer_json(path, pre):
+    """The GGUF vocabulary llama.cpp's converter (``convert_hf_to_gguf.py``, ``get_vocab_base``)
+    writes for a byte-level BPE tokenizer.json: tokens by id (an id no token has becomes a
+    user-defined ``[PAD<id>]``), added tokens control when special, else user-defined; the
+    merges as "left right"."""
+    cfg = json.loads(Path(path).read_text(encoding="utf-8"))
+    by_id = {i: t for t, i in cfg["model"]["vocab"].items()}
+    kinds = {}
+    for a in cfg["added_tokens"]:
+        by_id[a["id"]] = a["content"]
+        kinds[a["id"]] = 3 if a["special"] else 4
+    n = max(by_id) + 1
+    tokens = [by_id.get(i, f"[PAD{i}]") for i in range(n)]
+    types = [kinds.get(i, 1 if i in by_id else 4) for i in range(n)]
+    merges = [m if isinstance(m, str) else " ".join(m) for m in cfg["model"]["merges"]]
+    return write_gguf({"tokenizer.ggml.model": ("str", "gpt2"), "tokenizer.ggml.pre": ("str", pre),
+                       "tokenizer.ggml.tokens": ("arr:str", tokens), "tokenizer.ggml.token_type": ("arr:i32", types),
+                       "tokenizer.ggml.merges": ("arr:str", merges)})
+
+
+#: zoo tokenizer.json files and the pre type llama.cpp's converter gives their model
+CONVERTED = [("gpt2/lenml/tokenizer.json", "gpt-2"), ("llama3/llama-3.1/tokenizer.json", "llama-bpe"),
+             ("qwen2/qwen2.5/tokenizer.json", "qwen2"), ("deepseek-v3/tokenizer.json", "deepseek-v3"),
+             ("smollm/tokenizer.json", "smollm")]
+
+
+@pytest.mark.parametrize("name, pre", CONVERTED, ids=[c[1] for c in CONVERTED])
+def test_converted_tokenizer_json_equals_tokenizers(tmp_path, name, pre):
+    """More pre types than the zoo's GGUFs have: a tokenizer.json written as a GGUF (as llama.cpp
+    converts it) gives HF tokenizers' ids of the original on the shared corpora (lines that NFC
+    leaves alone: Qwen2's tokenizer.json normalizes to NFC, a GGUF has no normalizer)."""
+    import unicodedata
+    from conftest import corpus_files, shared_data_dir
+    tokenizers = pytest.importorskip("tokenizers", reason="HF tokenizers (the oracle) is not installed")
+    root = shared_data_dir()
+    if root is None or not (root / "zoo" / name).is_file():
+        pytest.skip("../shared/data/zoo is absent (set NBTOK_SHARED_DATA)")
+    lines = []
+    for p in corpus_files(root):
+        text = p.read_bytes().decode("utf-8", errors="replace").splitlines()
+        lines += [t for t in text if t.strip() and unicodedata.normalize("NFC", t) == t][:15]
+    lines += ["", " ", "\n\n  x", "333333 44", "I'm DON'T", "<|endoftext|> <|im_start|>"]
+    (tmp_path / "v.gguf").write_bytes(gguf_from_tokenizer_json(root / "zoo" / name, pre))
+    tok = nbtok.Tokenizer.from_gguf(tmp_path / "v.gguf")
+    ref = tokenizers.Tokenizer.from_file(str(root / "zoo" / name))
+    want = [e.ids for e in ref.encode_batch(lines, add_special_tokens=False)]
+    bad = [(t, g, w) for t, w in zip(lines, want) if (g := tok.encode(t, add_special_tokens=False).tolist()) != w]
+    assert not bad, f"{len(bad)} of {len(lines)} lines differ; first: {bad[0]!r}"
+    assert len(lines) > 30
 
 
 @pytest.mark.parametrize("path", _zoo_ggufs())

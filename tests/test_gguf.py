@@ -347,6 +347,8 @@ def test_llama_cpp_vocab_tests(path):
     bad = [(text, got, want) for text, want in zip(inputs, expected)
            if (got := tok.encode(text, **plain).tolist()) != want]
     assert not bad, f"{len(bad)} of {len(inputs)} cases differ; first: {bad[0]!r}"
+    if "bert" not in path.name:  # byte-level BPE and SentencePiece decode every case back (WordPiece is lossy)
+        assert [tok.decode(ids) for ids in expected] == inputs
 
 
 @pytest.mark.parametrize("path", _zoo_ggufs())
@@ -419,6 +421,56 @@ def test_converted_tokenizer_json_equals_tokenizers(tmp_path, name, pre):
     bad = [(t, g, w) for t, w in zip(lines, want) if (g := tok.encode(t, add_special_tokens=False).tolist()) != w]
     assert not bad, f"{len(bad)} of {len(lines)} lines differ; first: {bad[0]!r}"
     assert len(lines) > 30
+
+
+def gguf_from_sentencepiece(path, model):
+    """The GGUF vocabulary llama.cpp's converter writes for a sentencepiece ``.model`` (``model``
+    "llama" for BPE, "t5" for Unigram): pieces, scores, types, the normalizer's dummy prefix,
+    whitespace removal and charsmap, the special ids."""
+    from nbtok.formats.sentencepiece_model import read_model_file
+    proto = read_model_file(path)
+    data, offs = proto.piece_bytes.tobytes(), proto.piece_offsets.tolist()
+    tokens = [data[offs[i]:offs[i + 1]].decode("utf-8") for i in range(len(offs) - 1)]
+    t, norm = proto.trainer, proto.normalizer
+    kv = {"tokenizer.ggml.model": ("str", model), "tokenizer.ggml.tokens": ("arr:str", tokens),
+          "tokenizer.ggml.scores": ("arr:f32", proto.scores.tolist()),
+          "tokenizer.ggml.token_type": ("arr:i32", proto.types.tolist()),
+          "tokenizer.ggml.add_space_prefix": ("bool", norm["add_dummy_prefix"]),
+          "tokenizer.ggml.remove_extra_whitespaces": ("bool", norm["remove_extra_whitespaces"])}
+    if norm["precompiled_charsmap"]:
+        kv["tokenizer.ggml.precompiled_charsmap"] = ("arr:u8", list(norm["precompiled_charsmap"]))
+    for key, name in (("bos_token_id", "bos_id"), ("eos_token_id", "eos_id"), ("unknown_token_id", "unk_id"),
+                      ("padding_token_id", "pad_id")):
+        if t[name] >= 0:
+            kv[f"tokenizer.ggml.{key}"] = ("u32", t[name])
+    return write_gguf(kv)
+
+
+#: zoo sentencepiece models: BPE with byte fallback and a dummy prefix (Llama 2), without one and
+#: with user-defined pieces (Gemma), Unigram with a charsmap and whitespace removal (T5)
+SPM_CONVERTED = [("llama2/tokenizer.model", "llama"), ("gemma/tokenizer.model", "llama"),
+                 ("t5/sd3-t5xxl/spiece.model", "t5")]
+
+
+@pytest.mark.parametrize("name, model", SPM_CONVERTED, ids=[c[0].split("/")[0] for c in SPM_CONVERTED])
+def test_converted_sentencepiece_equals_sentencepiece(tmp_path, name, model):
+    from conftest import corpus_files, shared_data_dir
+    spm = pytest.importorskip("sentencepiece", reason="sentencepiece (the oracle) is not installed")
+    root = shared_data_dir()
+    if root is None or not (root / "zoo" / name).is_file():
+        pytest.skip("../shared/data/zoo is absent (set NBTOK_SHARED_DATA)")
+    lines = []
+    for p in corpus_files(root):
+        lines += [t for t in p.read_bytes().decode("utf-8", errors="replace").splitlines() if t.strip()][:15]
+    lines += ["", " ", "  two  spaces\tand\ttabs ", "<s> </s> <unk> <pad>", "🙃👍🏽 é e\u0301"]
+    (tmp_path / "v.gguf").write_bytes(gguf_from_sentencepiece(root / "zoo" / name, model))
+    tok = nbtok.Tokenizer.from_gguf(tmp_path / "v.gguf")
+    ref = spm.SentencePieceProcessor(model_file=str(root / "zoo" / name))
+    want = ref.encode(lines)
+    bad = [(t, g, w) for t, w in zip(lines, want) if (g := tok.encode(t).tolist()) != w]
+    assert not bad, f"{len(bad)} of {len(lines)} lines differ; first: {bad[0]!r}"
+    assert tok.encode("hi", add_bos=model == "llama", add_eos=model == "t5").tolist() == \
+        ref.encode("hi", add_bos=model == "llama", add_eos=model == "t5")
 
 
 @pytest.mark.parametrize("path", _zoo_ggufs())

@@ -167,7 +167,10 @@ class Tokenizer:
     def from_pretrained(cls, folder, **options):
         """The tokenizer of a local model folder, as transformers picks it: ``tokenizer.json``,
         else a ``.model`` (sentencepiece or rank file), else ``vocab.json`` + ``merges.txt``,
-        else ``vocab.txt``. Nothing is downloaded.
+        else ``vocab.txt``; with the folder's ``tokenizer_config.json`` and
+        ``special_tokens_map.json`` applied to a tokenizer.json or ``.model`` as transformers
+        applies them (special tokens, ``add_bos_token`` / ``add_eos_token``, ``do_lower_case``;
+        ``nbtok/formats/hf_config.py``). Nothing is downloaded.
 
         Examples:
             >>> tok = nbtok.Tokenizer.from_pretrained("models/llama-3.1")  # doctest: +SKIP

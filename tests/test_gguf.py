@@ -163,6 +163,19 @@ def test_gpt2_add_bos_and_pre(tmp_path):
     assert _load(tmp_path, tiny_gpt2(pre="starcoder")).encode("12").tolist() == [ord("1"), ord("2")]
 
 
+def test_every_pre_type_builds(tmp_path):
+    """Every ``tokenizer.ggml.pre`` nbtok maps builds a tokenizer; each keeps a word with the
+    space before it ("Ġworld"), the one thing all of them agree on."""
+    from nbtok.formats.gguf import PRE_TOKENIZERS
+    assert len(PRE_TOKENIZERS) > 60
+    for pre in sorted(PRE_TOKENIZERS):
+        tok = _load(tmp_path, tiny_gpt2(pre=pre), name=f"{pre}.gguf")
+        assert tok.encode("hello world", add_special_tokens=False).tolist() == [HELLO_ID, WORLD_ID], pre
+
+
+HELLO_ID, WORLD_ID = 259, 264
+
+
 def test_llama_fixture():
     tok = nbtok.Tokenizer.from_gguf(DATA / "tiny-llama.gguf")
     assert tok.model_type == "bpe"

@@ -238,6 +238,27 @@ def test_every_truncation_is_a_value_error(tmp_path):
         nbtok.Tokenizer.from_file(p)
 
 
+@pytest.mark.parametrize("name", sorted(FIXTURES))
+def test_random_corruption_is_a_clear_error_or_a_tokenizer(name):
+    """Bytes of a fixture changed at random (seeded): the file is refused with ValueError /
+    NotImplementedError, or it is still a vocabulary and its tokenizer encodes."""
+    import random
+    from nbtok.formats.gguf import tokenizer_from_vocab
+    rng = random.Random(20)
+    data = write_gguf(FIXTURES[name]())
+    outcomes = set()
+    for _ in range(200):
+        bad = bytearray(data)
+        for _ in range(rng.randint(1, 4)):
+            bad[rng.randrange(len(bad))] = rng.randrange(256)
+        try:
+            tokenizer_from_vocab(GGUFVocab(parse_gguf(bytes(bad)))).encode("hello world x é")
+            outcomes.add("loads")
+        except (ValueError, NotImplementedError):
+            outcomes.add("refused")
+    assert "refused" in outcomes
+
+
 def _patched(data, old, new):
     assert data.count(old) == 1
     return data.replace(old, new)

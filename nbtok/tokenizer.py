@@ -141,7 +141,10 @@ class Tokenizer:
     @classmethod
     def from_gguf(cls, path):
         """The vocabulary of a GGUF file (llama.cpp; ``tokenizer.ggml.model`` gpt2, llama, bert or
-        t5; ``nbtok/formats/gguf.py``). Only the metadata is read, never the tensors.
+        t5; ``nbtok/formats/gguf.py``). Only the metadata is read, never the tensors. A gpt2 /
+        bert vocabulary's ``encode`` adds BOS / EOS / [CLS] [SEP] as llama.cpp's
+        ``add_special=true`` (``add_special_tokens=False``: none); a llama / t5 one is a
+        SentencePiece model (``encode(text, add_bos=True)``).
 
         Examples:
             >>> tok = nbtok.Tokenizer.from_gguf("llama-2-7b.Q4_K_M.gguf")  # doctest: +SKIP

@@ -32,7 +32,10 @@ cannot map is a ``NotImplementedError`` naming it.
 ``encode(text)`` of a ``gpt2`` / ``bert`` GGUF adds what llama.cpp adds with ``add_special=True``
 (BOS / EOS as the file asks; BERT's ``[CLS] ... [SEP]``), ``add_special_tokens=False`` leaves them
 out; a ``llama`` / ``t5`` GGUF keeps sentencepiece's convention (``encode(text, add_bos=True)``).
-``GGUFVocab.add_bos`` / ``add_eos`` say what the file asks for.
+``GGUFVocab.add_bos`` / ``add_eos`` say what the file asks for. One known difference from
+llama.cpp: in a ``llama`` vocabulary, text after a user-defined token found in the input (Phi-3's
+``</s>``) gets no new dummy-prefix ``▁`` (sentencepiece's rule; llama.cpp and HF's legacy Llama
+tokenizer give each such segment its own).
 
 Examples:
     >>> import nbtok

@@ -161,6 +161,12 @@ def test_gpt2_add_bos_and_pre(tmp_path):
     # starcoder's pre-tokenizer splits digits one by one before GPT-2's regex; gpt-2's does not
     assert tok.encode("12", add_special_tokens=False).tolist() == [265]
     assert _load(tmp_path, tiny_gpt2(pre="starcoder")).encode("12").tolist() == [ord("1"), ord("2")]
+    # without an add_bos_token key llama.cpp adds BOS after Llama 3's pre-tokenizer, not GPT-2's
+    kv = tiny_gpt2()
+    del kv["tokenizer.ggml.add_bos_token"]
+    assert _load(tmp_path, kv).encode("hello").tolist() == [259]
+    kv["tokenizer.ggml.pre"] = ("str", "llama-bpe")
+    assert _load(tmp_path, kv).encode("hello").tolist() == [266, 259]
 
 
 def test_every_pre_type_builds(tmp_path):

@@ -233,6 +233,9 @@ class GGUFVocab:
                      add_sep=True, add_space_prefix=False),
         "t5": dict(eos_id=1, unk_id=2, pad_id=0, add_bos=False, add_eos=True, add_space_prefix=True),
     }
+    #: gpt2 pre types after which llama.cpp adds BOS when the file does not say (Llama 3, Tekken)
+    BOS_PRE_TYPES = {"llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2",
+                     "jina-v5-nano", "tekken", "chameleon"}
     _ID_KEYS = {"bos_id": "bos_token_id", "eos_id": "eos_token_id", "unk_id": "unknown_token_id",
                 "pad_id": "padding_token_id", "sep_id": "seperator_token_id", "cls_id": "cls_token_id",
                 "mask_id": "mask_token_id"}
@@ -278,7 +281,9 @@ class GGUFVocab:
             self.merges.append((m[:cut], m[cut + 1:]))
         if model == "gpt2" and merges is None:
             raise ValueError(f"{where}: a gpt2 GGUF vocabulary without tokenizer.ggml.merges")
-        defaults = self.DEFAULTS[model]
+        defaults = dict(self.DEFAULTS[model])
+        if model == "gpt2" and self.pre in self.BOS_PRE_TYPES:
+            defaults["add_bos"] = True
         for attr, key in self._ID_KEYS.items():
             value = _key(md, key)
             if value is None:

@@ -23,7 +23,8 @@ import numpy as np
 
 def load_any(path, pattern=None, special_tokens=None):
     """Pick the reader from the file: SentencePiece ``.model``, ``tokenizer.json``, a folder
-    with ``vocab.json`` + ``merges.txt``, ``.tiktoken`` ranks, or nbtok's native format."""
+    with ``vocab.json`` + ``merges.txt``, ``.tiktoken`` ranks, a GGUF's vocabulary, or nbtok's
+    native format."""
     import nbtok
     p = Path(path)
     if p.is_dir():
@@ -39,6 +40,8 @@ def load_any(path, pattern=None, special_tokens=None):
         head = f.read(64)
     if head.startswith(b"PK"):
         return nbtok.Tokenizer.load(p)
+    if head.startswith(b"GGUF"):
+        return nbtok.Tokenizer.from_gguf(p)
     if p.suffix == ".json" or head.lstrip().startswith(b"{"):
         return nbtok.Tokenizer.from_huggingface(p)
     if p.suffix == ".model" or (head[:1] == b"\n" and not head.strip().replace(b" ", b"").isalnum()):

@@ -139,11 +139,25 @@ class Tokenizer:
         return tokenizer_from_config(wordpiece_config(read_vocab(vocab_txt_path), lowercase))
 
     @classmethod
+    def from_gguf(cls, path):
+        """The vocabulary of a GGUF file (llama.cpp; ``tokenizer.ggml.model`` gpt2, llama, bert or
+        t5; ``nbtok/formats/gguf.py``). Only the metadata is read, never the tensors. A gpt2 /
+        bert vocabulary's ``encode`` adds BOS / EOS / [CLS] [SEP] as llama.cpp's
+        ``add_special=true`` (``add_special_tokens=False``: none); a llama / t5 one is a
+        SentencePiece model (``encode(text, add_bos=True)``).
+
+        Examples:
+            >>> tok = nbtok.Tokenizer.from_gguf("llama-2-7b.Q4_K_M.gguf")  # doctest: +SKIP
+        """
+        from .formats.gguf import load_gguf
+        return load_gguf(path)
+
+    @classmethod
     def from_file(cls, path, **options):
         """Any tokenizer file nbtok reads, its format recognised by content, not by name:
         tokenizer.json, sentencepiece ``.model``, tiktoken rank files (Llama 3's
         ``tokenizer.model`` too), GPT-2 ``vocab.json`` or ``merges.txt`` (the other half is
-        found beside it), WordPiece ``vocab.txt``, nbtok's native file. ``options`` go to the
+        found beside it), WordPiece ``vocab.txt``, GGUF, nbtok's native file. ``options`` go to the
         format's constructor (``pattern=`` for a rank file nbtok does not know).
 
         Examples:
@@ -156,7 +170,10 @@ class Tokenizer:
     def from_pretrained(cls, folder, **options):
         """The tokenizer of a local model folder, as transformers picks it: ``tokenizer.json``,
         else a ``.model`` (sentencepiece or rank file), else ``vocab.json`` + ``merges.txt``,
-        else ``vocab.txt``. Nothing is downloaded.
+        else ``vocab.txt``; with the folder's ``tokenizer_config.json`` and
+        ``special_tokens_map.json`` applied to a tokenizer.json or ``.model`` as transformers
+        applies them (special tokens, ``add_bos_token`` / ``add_eos_token``, ``do_lower_case``;
+        ``nbtok/formats/hf_config.py``). Nothing is downloaded.
 
         Examples:
             >>> tok = nbtok.Tokenizer.from_pretrained("models/llama-3.1")  # doctest: +SKIP

@@ -82,6 +82,12 @@ def test_special_token_and_pattern_for_rank_files(tmp_path):
     assert bad.returncode == 1 and b"TEXT=ID" in bad.stderr
 
 
+def test_encode_with_a_gguf_vocabulary():
+    gguf = FIXTURES / "gguf" / "tiny-gpt2.gguf"
+    out = run("encode", "--model", gguf, "hello world")
+    assert out.returncode == 0 and out.stdout.decode().split() == ["259", "264"], out.stderr
+
+
 def test_warmup_says_what_it_compiled():
     out = run("warmup", "bytelevel")
     err = out.stderr.decode()

@@ -5,7 +5,7 @@ Formats recognised: nbtok's native npz; ``tokenizer.json``; GPT-2 ``vocab.json``
 ``merges.txt`` (the other half is looked up beside it); tiktoken rank files, also gzipped or
 under another name (Meta's Llama 3 ``tokenizer.model``); sentencepiece ``.model`` protobufs;
 WordPiece ``vocab.txt``; OpenAI CLIP's files (its gzipped merges list, a ``vocab.json`` whose
-tokens end in ``</w>``); and, to refuse them by name, GGUF files and transformers' side files
+tokens end in ``</w>``); GGUF files (their vocabulary); and, to refuse them by name, transformers' side files
 (``tokenizer_config.json``, ``special_tokens_map.json``).
 """
 import gzip
@@ -29,9 +29,10 @@ def detect(path):
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no such file: {path}")
+    with open(path, "rb") as f:
+        if f.read(4) == b"GGUF":  # a model file can be gigabytes: not read whole
+            return "gguf"
     data = path.read_bytes()
-    if data[:4] == b"GGUF":
-        return "gguf"
     if data[:2] == b"PK":
         return "native"
     if data[:2] == b"\x1f\x8b":
@@ -148,6 +149,8 @@ def load_file(path, **options):
         return _clip(*clip.read_merges_gz(path))
     if kind == "wordpiece-vocab":
         return Tokenizer.from_wordpiece(path, **options)
+    if kind == "gguf":
+        return Tokenizer.from_gguf(path)
     if kind == "hf-config":
         raise ValueError(f"{path} is a transformers configuration file, not a tokenizer: pass its folder "
                          "to Tokenizer.from_pretrained")
@@ -172,12 +175,22 @@ PRETRAINED_FILES = ("tokenizer.json", "tokenizer.model", "spiece.model", "senten
 
 
 def load_pretrained(folder, **options):
-    """The tokenizer of a model folder (see ``Tokenizer.from_pretrained``)."""
+    """The tokenizer of a model folder (see ``Tokenizer.from_pretrained``): a tokenizer.json with
+    the folder's ``tokenizer_config.json`` / ``special_tokens_map.json`` applied as transformers
+    applies them (``nbtok/formats/hf_config.py``)."""
     folder = Path(folder)
     if not folder.is_dir():
         raise FileNotFoundError(f"no such folder: {folder}")
     for name in PRETRAINED_FILES:
-        if (folder / name).is_file():
-            return load_file(folder / name, **options)
+        path = folder / name
+        if path.is_file():
+            kind = detect(path)
+            if kind in ("tokenizer.json", "sentencepiece"):  # with transformers' side files
+                from . import hf_config
+                cfg = hf_config.pipeline_for(path, kind, hf_config.read_tokenizer_config(folder))
+                if cfg is not None:
+                    from .huggingface import tokenizer_from_config
+                    return tokenizer_from_config(cfg)
+            return load_file(path, **options)
     found = sorted(p.name for p in folder.iterdir())
     raise FileNotFoundError(f"{folder} has none of {', '.join(PRETRAINED_FILES)} (it has: {', '.join(found[:12])})")

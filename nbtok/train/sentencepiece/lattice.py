@@ -1,7 +1,9 @@
 """Kernels of the Unigram trainer: the lattice of a word over the current pieces, and the three
 passes over all words that the EM loop makes (sentencepiece's ``unigram_model_trainer.cc``).
 
-Words and pieces are code points (``int32``), ragged: ``cps[offsets[k]:offsets[k + 1]]``.
+Words and pieces are code points (``int32``), ragged: ``cps[offsets[k]:offsets[k + 1]]``. The
+current model travels as ``L = (keys, values, node_piece, scores, unk_score, max_len)`` (its
+trie, ``piece_trie``, and scores), a word's edges as ``E = (start, length, piece, score)``.
 
 * ``piece_trie`` builds an exact trie of the pieces: an ``IntMap`` (kernels/hashmap.py) from
   ``parent node << 21 | code point`` to the child node, and ``node_piece[node]``, the piece
@@ -59,9 +61,11 @@ def piece_trie(cps, offsets):
 
 
 @leaf_kernel
-def word_edges(cps, a, b, keys, values, node_piece, scores, unk_score, max_len, e_start, e_len, e_piece, e_score):
-    """The lattice of ``cps[a:b]`` into the ``e_*`` arrays (at least ``(b - a) * (max_len + 1)``
+def word_edges(cps, a, b, L, E):
+    """The lattice of ``cps[a:b]`` into the edge arrays ``E`` (at least ``(b - a) * (max_len + 1)``
     long), ordered by start position; returns the number of edges."""
+    keys, values, node_piece, scores, unk_score, max_len = L
+    e_start, e_len, e_piece, e_score = E
     n = b - a
     m = 0
     for i in range(n):
@@ -99,9 +103,10 @@ def log_add(a, b):
 
 
 @leaf_kernel
-def word_marginals(n, m, e_start, e_len, e_piece, e_score, alpha, beta, freq, expected):
+def word_marginals(n, m, E, alpha, beta, freq, expected):
     """Forward-backward over a word's ``m`` edges (n characters): adds ``freq`` times each
     piece's marginal probability to ``expected``; returns log Z."""
+    e_start, e_len, e_piece, e_score = E
     for t in range(n + 1):
         alpha[t] = NEG_INF
         beta[t] = NEG_INF
@@ -121,9 +126,10 @@ def word_marginals(n, m, e_start, e_len, e_piece, e_score, alpha, beta, freq, ex
 
 
 @leaf_kernel
-def word_viterbi(n, m, e_start, e_len, e_score, best, back):
+def word_viterbi(n, m, E, best, back):
     """Best segmentation of a word's lattice: fills ``back[t]`` (the edge ending the best path to
     t) and returns the best score. Ties keep the earlier edge."""
+    e_start, e_len, _, e_score = E
     for t in range(n + 1):
         best[t] = NEG_INF
         back[t] = -1
@@ -156,78 +162,76 @@ def chunk_starts(offsets, n_chunks):
 
 @kernel
 def _edge_scratch(longest, max_len):
+    """``(E, two float arrays, an int array)`` for words of up to ``longest`` characters."""
     cap = longest * (max_len + 1) + 1
-    return (np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64),
-            np.empty(cap, np.float64), np.empty(longest + 1, np.float64), np.empty(longest + 1, np.float64),
-            np.empty(longest + 1, np.int64))
+    E = (np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.float64))
+    return E, np.empty(longest + 1, np.float64), np.empty(longest + 1, np.float64), np.empty(longest + 1, np.int64)
 
 
 @batch_kernel
-def expected_counts(cps, offsets, freqs, T, scores, unk_score, max_len, longest, n_chunks):
+def expected_counts(cps, offsets, freqs, L, longest, n_chunks):
     """The E step: ``(expected float64[n_pieces], sum of freq * log Z)`` over all words."""
-    keys, values, node_piece = T
     starts = chunk_starts(offsets, n_chunks)
-    acc = np.zeros((n_chunks, scores.shape[0]), np.float64)
+    acc = np.zeros((n_chunks, L[3].shape[0]), np.float64)
     logz = np.zeros(n_chunks, np.float64)
     for c in prange(n_chunks):
-        es, el, ep, esc, alpha, beta, _ = _edge_scratch(longest, max_len)
+        E, alpha, beta, _ = _edge_scratch(longest, L[5])
         for w in range(starts[c], starts[c + 1]):
             a = offsets[w]
             b = offsets[w + 1]
-            m = word_edges(cps, a, b, keys, values, node_piece, scores, unk_score, max_len, es, el, ep, esc)
-            logz[c] += freqs[w] * word_marginals(b - a, m, es, el, ep, esc, alpha, beta, np.float64(freqs[w]), acc[c])
+            m = word_edges(cps, a, b, L, E)
+            logz[c] += freqs[w] * word_marginals(b - a, m, E, alpha, beta, np.float64(freqs[w]), acc[c])
     return acc.sum(axis=0), logz.sum()
 
 
 @batch_kernel
-def viterbi_counts(cps, offsets, freqs, T, scores, unk_score, max_len, longest, n_chunks):
+def viterbi_counts(cps, offsets, freqs, L, longest, n_chunks):
     """Frequency of each piece in the best segmentations of all words, weighted by the words'
     frequencies: ``(counts float64[n_pieces], number of tokens)``."""
-    keys, values, node_piece = T
     starts = chunk_starts(offsets, n_chunks)
-    acc = np.zeros((n_chunks, scores.shape[0]), np.float64)
+    acc = np.zeros((n_chunks, L[3].shape[0]), np.float64)
     tokens = np.zeros(n_chunks, np.int64)
     for c in prange(n_chunks):
-        es, el, ep, esc, best, _, back = _edge_scratch(longest, max_len)
+        E, best, _, back = _edge_scratch(longest, L[5])
         for w in range(starts[c], starts[c + 1]):
             a = offsets[w]
             b = offsets[w + 1]
-            m = word_edges(cps, a, b, keys, values, node_piece, scores, unk_score, max_len, es, el, ep, esc)
-            word_viterbi(b - a, m, es, el, esc, best, back)
+            m = word_edges(cps, a, b, L, E)
+            word_viterbi(b - a, m, E, best, back)
             t = b - a
             while t > 0:
                 e = back[t]
-                acc[c, ep[e]] += freqs[w]
+                acc[c, E[2][e]] += freqs[w]
                 tokens[c] += freqs[w]
-                t = es[e]
+                t = E[0][e]
     return acc.sum(axis=0), tokens.sum()
 
 
 @batch_kernel
-def alternatives(cps, offsets, T, scores, unk_score, max_len, n_chunks):
+def alternatives(cps, offsets, L, n_chunks):
     """For each piece, its best segmentation without itself (sentencepiece's second-best of
     ``NBest(2)`` when the best is the piece alone): ``(n_alt int64[n], alt int32[n, MAX_ALT],
     split bool[n])``. ``n_alt`` is 0 for a one-character piece (no other segmentation);
     ``split`` is True when that segmentation scores higher than the piece (its Viterbi path is
     split, so it can be removed)."""
-    keys, values, node_piece = T
     n_pieces = offsets.shape[0] - 1
     n_alt = np.zeros(n_pieces, np.int64)
     alt = np.full((n_pieces, MAX_ALT), -1, np.int32)
     split = np.zeros(n_pieces, np.bool_)
     starts = chunk_starts(offsets, n_chunks)
     for c in prange(n_chunks):
-        es, el, ep, esc, best, _, back = _edge_scratch(MAX_ALT, max_len)
+        E, best, _, back = _edge_scratch(MAX_ALT, L[5])
+        es, el, ep, esc = E
         for k in range(starts[c], starts[c + 1]):
             a = offsets[k]
             n = offsets[k + 1] - a
             if n < 2:
                 continue
-            m = word_edges(cps, a, a + n, keys, values, node_piece, scores, unk_score, max_len, es, el, ep, esc)
+            m = word_edges(cps, a, a + n, L, E)
             for e in range(m):  # the piece itself is the one edge spanning its whole string
                 if es[e] == 0 and el[e] == n:
                     esc[e] = NEG_INF
-            split[k] = word_viterbi(n, m, es, el, esc, best, back) > scores[k]
+            split[k] = word_viterbi(n, m, E, best, back) > L[3][k]
             t = n
             count = 0
             while t > 0:

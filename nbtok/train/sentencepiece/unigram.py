@@ -81,23 +81,20 @@ class Pieces:
         self.max_len = max_len
         self.cps, self.offsets = ragged(self.pieces)
         table, node_piece = L.piece_trie(self.cps, self.offsets)
-        self.trie = (table[:, 0], table[:, 1], node_piece)
-        self.unk_score = float(self.scores.min()) - UNK_PENALTY
+        self.lattice = (table[:, 0], table[:, 1], node_piece, self.scores,
+                        float(self.scores.min()) - UNK_PENALTY, max_len)
 
     def subset(self, index, scores):
         return Pieces([self.pieces[i] for i in index], scores, self.max_len)
 
     def expected(self, words):
-        return L.expected_counts(words.cps, words.offsets, words.freqs, self.trie, self.scores,
-                                 self.unk_score, self.max_len, words.longest, N_CHUNKS)
+        return L.expected_counts(words.cps, words.offsets, words.freqs, self.lattice, words.longest, N_CHUNKS)
 
     def viterbi(self, words):
-        return L.viterbi_counts(words.cps, words.offsets, words.freqs, self.trie, self.scores,
-                                self.unk_score, self.max_len, words.longest, N_CHUNKS)
+        return L.viterbi_counts(words.cps, words.offsets, words.freqs, self.lattice, words.longest, N_CHUNKS)
 
     def alternatives(self):
-        return L.alternatives(self.cps, self.offsets, self.trie, self.scores, self.unk_score,
-                              self.max_len, N_CHUNKS)
+        return L.alternatives(self.cps, self.offsets, self.lattice, N_CHUNKS)
 
 
 def split_sentences(counts):

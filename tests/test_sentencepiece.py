@@ -462,6 +462,48 @@ def test_worst_case_inputs_match(spm_models):
 
 
 # ---------------------------------------------------------------------------------- sampling
+def _chi_square_ok(counts, probs, n):
+    """Pearson's chi-square goodness of fit of ``counts`` (n draws) to ``probs``, bins with an
+    expected count under 5 pooled; True unless the fit is rejected at p = 0.001 (Wilson-Hilferty
+    approximation of the critical value)."""
+    expected = {k: p * n for k, p in probs.items()}
+    big = [k for k, e in expected.items() if e >= 5]
+    stat = sum((counts.get(k, 0) - expected[k]) ** 2 / expected[k] for k in big)
+    rest_e = n - sum(expected[k] for k in big)
+    rest_o = n - sum(counts.get(k, 0) for k in big)
+    df = len(big) - 1
+    if rest_e >= 5:
+        stat += (rest_o - rest_e) ** 2 / rest_e
+        df += 1
+    critical = df * (1 - 2 / (9 * df) + 3.09 * (2 / (9 * df)) ** 0.5) ** 3
+    return stat < critical, stat, critical
+
+
+@pytest.mark.parametrize("nbest_size", [-1, 6])
+def test_sampling_follows_the_exact_distribution(spm_models, nbest_size):
+    """10,000 draws (FFBS over the whole lattice, and over the n best) against the exact
+    probabilities p ~ exp(alpha * score) of every segmentation, by a chi-square test; and
+    sentencepiece's own draws pass the same test (the oracle's distribution is this one)."""
+    import collections
+    import math
+    tok, sp = load_pair(spm_models["uni_nmt"])
+    text, alpha, n = "a telescope", 0.4, 10_000
+    segs = [tuple(x.tolist()) for x in tok.nbest_encode(text, 512 if nbest_size < 0 else nbest_size)]
+    assert nbest_size > 0 or len(segs) < 512  # every segmentation
+    logits = {s: alpha * sum(sp.get_score(i) for i in s) for s in segs}
+    top = max(logits.values())
+    z = sum(math.exp(v - top) for v in logits.values())
+    probs = {s: math.exp(v - top) / z for s, v in logits.items()}
+    mine = collections.Counter(tuple(tok.sample_encode(text, alpha=alpha, nbest_size=nbest_size, seed=7 if i == 0 else None).tolist())
+                               for i in range(n))
+    theirs = collections.Counter(tuple(sp.encode(text, enable_sampling=True, alpha=alpha, nbest_size=nbest_size))
+                                 for _ in range(n))
+    assert set(mine) <= set(probs)
+    ok, stat, critical = _chi_square_ok(mine, probs, n)
+    assert ok, (stat, critical)
+    assert _chi_square_ok(theirs, probs, n)[0]
+
+
 def test_unigram_sampling_matches_sentencepiece_distribution(spm_models):
     import collections
     tok, sp = load_pair(spm_models["uni_nmt"])

@@ -26,6 +26,8 @@ from .text import as_str, fix_surrogates, split_ragged, str_list
 #: how each model type spells "this model does not have that call": the alternative to offer
 _ALTERNATIVES = {
     "sample_encode": "subword sampling needs a SentencePiece model (Unigram sampling, BPE-dropout)",
+    "sample_encode_batch": "subword sampling needs a SentencePiece model (Unigram sampling, BPE-dropout)",
+    "calculate_entropy": "the segmentation entropy needs a SentencePiece Unigram model",
     "nbest_encode": "n-best segmentation needs a SentencePiece model",
     "save_tiktoken": "only byte-level BPE models have a .tiktoken form; use save() or save_huggingface()",
     "save_gpt2": "only byte-level BPE models have a vocab.json + merges.txt form; use save()",
@@ -337,6 +339,15 @@ class Tokenizer:
             >>> sp.sample_encode("Hello world", alpha=0.1, seed=0)  # doctest: +SKIP
         """
         return self._call("sample_encode", as_str(text), alpha, nbest_size, seed, **opts)
+
+    def sample_encode_batch(self, texts, alpha=0.1, nbest_size=-1, seed=None, **opts):
+        """``sample_encode`` of every text (a list of arrays); with ``seed``, text i is drawn as
+        ``sample_encode(texts[i], seed=seed + i)`` draws it. SentencePiece models only.
+
+        Examples:
+            >>> sp.sample_encode_batch(["Hello world", "another text"], alpha=0.1, seed=0)  # doctest: +SKIP
+        """
+        return self._call("sample_encode_batch", [as_str(t) for t in texts], alpha, nbest_size, seed, **opts)
 
     def nbest_encode(self, text, n, **opts):
         """The ``n`` best segmentations, best first (SentencePiece Unigram and BPE models).

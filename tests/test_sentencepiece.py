@@ -479,6 +479,22 @@ def _chi_square_ok(counts, probs, n):
     return stat < critical, stat, critical
 
 
+@pytest.mark.parametrize("name, nbest_size", [("uni_nmt", -1), ("uni_nmt", 4), ("bpe_nmt", -1)])
+def test_seeded_batch_sampling_equals_the_single_calls(spm_models, name, nbest_size):
+    tok, _ = load_pair(spm_models[name])
+    texts = fixture_lines()[:40] + ["", "I saw a girl with a telescope.", "日本語 🙃"]
+    batch = tok.sample_encode_batch(texts, alpha=0.3, nbest_size=nbest_size, seed=1234, add_eos=True)
+    single = [tok.sample_encode(t, alpha=0.3, nbest_size=nbest_size, seed=1234 + i, add_eos=True) for i, t in enumerate(texts)]
+    assert [b.tolist() for b in batch] == [s.tolist() for s in single]
+    again = tok.sample_encode_batch(texts, alpha=0.3, nbest_size=nbest_size, seed=1234, add_eos=True)
+    assert [b.tolist() for b in again] == [b.tolist() for b in batch]
+    other = tok.sample_encode_batch(texts, alpha=0.3, nbest_size=nbest_size, seed=99, add_eos=True)
+    assert [b.tolist() for b in other] != [b.tolist() for b in batch]
+    assert [tok.decode(b) for b in batch] == [tok.decode(tok.encode(t)) for t in texts]
+    with pytest.raises(ValueError, match="seed"):
+        tok.sample_encode_batch(texts, seed=2 ** 32 - 1)
+
+
 @pytest.mark.parametrize("nbest_size", [-1, 6])
 def test_sampling_follows_the_exact_distribution(spm_models, nbest_size):
     """10,000 draws (FFBS over the whole lattice, and over the n best) against the exact

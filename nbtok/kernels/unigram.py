@@ -32,6 +32,7 @@ from numba import prange
 from .._jit import batch_kernel, inline_kernel, kernel, leaf_kernel
 from .aho_corasick import automaton_step
 from .hashmap import pack_word
+from .bytelevel import compact_ragged
 from .normalize import SPACE0, SPACE1, SPACE2, normalize, normalize_into, one_char_len, utf8_char_len
 from .swar import load8, lowest_bit
 from .trie import BASE_SHIFT, LABEL_MASK, LEAF, unit_child
@@ -990,6 +991,37 @@ def sample_one(text, N, M, F, theta):
     out = np.empty(4 * m + 2, np.int32)
     o = finish_ids(syms, m, V, unk_id, byte_fallback, byte_ids, bos, eos, out, 0)
     return out[:o].copy()
+
+
+@batch_kernel
+def sample_batch(buf, offsets, N, M, F, theta, seeds):
+    """FFBS-sampled ids of every document ``buf[offsets[d]:offsets[d + 1]]``, document d drawn
+    right after ``np.random.seed(seeds[d])``: what ``sample_one`` gives after
+    ``seed_rng(seeds[d])``, whichever thread draws it. Returns ``(ids, id_offsets)``.
+    Two passes: the normalized length of each document bounds its ids (4 a character with byte
+    fallback, plus BOS and EOS), then each is sampled into its place and the whole packed."""
+    V, unk_id, byte_fallback, byte_ids, bos, eos = F
+    units, pool, root_ok, ud_bc, ud_value, flags, cls = N
+    lat, idsc, unk_score, V2 = M
+    n_docs = offsets.shape[0] - 1
+    room = np.zeros(n_docs + 1, np.int64)
+    for d in prange(n_docs):
+        a, b = offsets[d], offsets[d + 1]
+        _, n = normalize(buf, a, b, units, pool, root_ok, ud_bc, ud_value, flags, cls, np.empty(b - a + 16, np.uint8))
+        room[d + 1] = 4 * n + 2
+    for d in range(n_docs):
+        room[d + 1] += room[d]
+    out = np.empty(room[n_docs], np.int32)
+    counts = np.zeros(n_docs, np.int64)
+    for d in prange(n_docs):
+        a, b = offsets[d], offsets[d + 1]
+        normbuf, n = normalize(buf, a, b, units, pool, root_ok, ud_bc, ud_value, flags, cls,
+                               np.empty(b - a + 16, np.uint8))
+        syms = np.empty(n + 1, np.int64)
+        np.random.seed(seeds[d])
+        m = ffbs_sample(normbuf, n, lat, idsc, unk_score, V2, theta, syms)
+        counts[d] = finish_ids(syms, m, V, unk_id, byte_fallback, byte_ids, bos, eos, out, room[d]) - room[d]
+    return compact_ragged(out, room, counts)
 
 
 @kernel

@@ -479,6 +479,26 @@ class SentencePieceModel:
             return self._sample_nbest(text, alpha, nbest_size, add_bos, add_eos)
         return kuni.sample_one(buf, self.N, self.M, F, float(alpha))
 
+    def sample_encode_batch(self, texts, alpha=0.1, nbest_size=-1, seed=None, add_bos=False, add_eos=False):
+        """``sample_encode`` of every text, as a list of int32 arrays. With ``seed``, text i is
+        drawn as ``sample_encode(texts[i], seed=seed + i)`` draws it, so a seeded batch is
+        reproducible and equal to the single calls. Unigram with ``nbest_size < 0`` samples
+        every text in one parallel kernel call; the other kinds text by text."""
+        if isinstance(texts, (str, bytes)):
+            raise TypeError("sample_encode_batch expects a list of texts, not a single text")
+        texts = list(texts)
+        base = int(np.random.randint(0, 2 ** 31)) if seed is None else int(seed)
+        if not 0 <= base <= 2 ** 32 - 1 - len(texts):
+            raise ValueError(f"seed must be an int in [0, 2**32 - {len(texts)}] for a batch of {len(texts)} "
+                             f"texts (text i is drawn with seed + i), not {seed!r}")
+        seeds = [base + i for i in range(len(texts))]
+        if self.model_type != "unigram" or nbest_size >= 0 or not texts:
+            return [self.sample_encode(t, alpha, nbest_size, s, add_bos, add_eos) for t, s in zip(texts, seeds)]
+        buf, offsets, _ = pack_utf8(texts, _as_bytes)
+        ids, off = kuni.sample_batch(buf, offsets, self.N, self.M, self._F(add_bos, add_eos), float(alpha),
+                                     np.array(seeds, np.int64))
+        return [ids[off[i]:off[i + 1]] for i in range(len(texts))]
+
     def calculate_entropy(self, text, alpha):
         """Entropy of ``p ~ exp(alpha * score)`` over the segmentations of ``text`` (Unigram;
         ``kernels.unigram.lattice_entropy``)."""

@@ -180,3 +180,68 @@ def test_counts_file_is_checked_where_it_enters(tmp_path):
     (tmp_path / "junk.npz").write_bytes(b"not a zip")
     with pytest.raises(ValueError, match="not a pre-token counts file"):
         PretokenCounts.load(tmp_path / "junk.npz")
+
+
+def _big_corpus(path, n_docs=6000):
+    path.write_text("\n".join(DOCS[i % len(DOCS)] + f" #{i}" for i in range(n_docs)) + "\n", encoding="utf-8")
+    return [str(path)]
+
+
+def _wait_for_some_shards(out, total, timeout=300):
+    """Block until at least one shard and not all of them are done; False if the run was too fast."""
+    import time
+    t0 = time.time()
+    while time.time() - t0 < timeout:
+        done = len([f for f in os.listdir(out) if f.endswith(".done.json")]) if os.path.isdir(out) else 0
+        if 0 < done < total:
+            return True
+        if done >= total:
+            return False
+        time.sleep(0.005)
+    return False
+
+
+def test_killing_a_dask_worker_mid_run_gives_the_same_files(tmp_path, tok, client):
+    """A worker process killed (SIGKILL) while the run goes on: Dask reruns its tasks on a worker
+    that lives, and the shards equal those of a run nobody killed."""
+    import signal
+    import threading
+    src = _big_corpus(tmp_path / "big.txt")
+    clean = str(tmp_path / "clean")
+    C.tokenize(src, tok, clean, shard_size=20)
+    total = len([f for f in os.listdir(clean) if f.endswith(".done.json")])
+    out = str(tmp_path / "killed")
+    result = {}
+    run = threading.Thread(target=lambda: result.setdefault("man", C.tokenize(src, tok, out, shard_size=20, client=client)))
+    run.start()
+    assert _wait_for_some_shards(out, total), "the run ended before a worker could be killed"
+    pids = client.run(os.getpid)
+    os.kill(next(iter(pids.values())), signal.SIGKILL)
+    run.join(600)
+    assert not run.is_alive() and "man" in result
+    client.wait_for_workers(2, timeout=120)
+    assert shard_bytes(out) == shard_bytes(clean)
+
+
+def test_killing_a_pool_run_and_rerunning_gives_the_same_files(tmp_path, tok):
+    """The whole process-pool run (parent and workers) killed mid-run, then the same call again:
+    finished shards are kept, the others written, and the files equal an uninterrupted run's."""
+    import signal
+    import subprocess
+    import sys
+    src = _big_corpus(tmp_path / "big.txt")
+    clean = str(tmp_path / "clean")
+    C.tokenize(src, tok, clean, shard_size=20)
+    total = len([f for f in os.listdir(clean) if f.endswith(".done.json")])
+    out = str(tmp_path / "killed")
+    code = ("import nbtok, nbtok.corpus as C, sys\n"
+            f"C.tokenize({src!r}, nbtok.get_encoding(), {out!r}, shard_size=20, num_workers=2)\n")
+    child = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
+    try:
+        assert _wait_for_some_shards(out, total), "the run ended before it could be killed"
+        os.killpg(child.pid, signal.SIGKILL)
+    finally:
+        child.wait(60)
+    assert len([f for f in os.listdir(out) if f.endswith(".done.json")]) < total
+    C.tokenize(src, tok, out, shard_size=20, num_workers=2)
+    assert shard_bytes(out) == shard_bytes(clean)

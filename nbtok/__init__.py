@@ -51,10 +51,10 @@ def train_sentencepiece(input, vocab_size, model_type="unigram", **kwargs):
     "char" and "word" raise ``NotImplementedError``. ``input`` is a path, a list of paths or an
     iterator of str (one sentence per line). Options are sentencepiece's ``TrainerSpec`` /
     ``NormalizerSpec`` fields under their own names (``character_coverage``, ``byte_fallback``,
-    ``control_symbols``, ``split_digits``, ``unk_id`` .. ``pad_id``, ``normalization_rule_name``,
-    ``seed_sentencepiece_size``, ``shrinking_factor``, ``num_sub_iterations``,
-    ``hard_vocab_limit``, ...); one nbtok does not implement raises ``NotImplementedError``
-    naming it. The result saves as a ``.model`` that ``sentencepiece`` loads.
+    ``control_symbols``, ``user_defined_symbols``, ``split_digits``, ``unk_id`` .. ``pad_id``,
+    ``normalization_rule_name``, ``seed_sentencepiece_size``, ``shrinking_factor``,
+    ``num_sub_iterations``, ``hard_vocab_limit``, ...); one nbtok does not implement raises
+    ``NotImplementedError`` naming it. The result saves as a ``.model`` that ``sentencepiece`` loads.
 
     Examples:
         >>> import nbtok

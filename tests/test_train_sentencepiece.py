@@ -19,8 +19,8 @@ def lines_of(name):
     return [line for line in (ROOT / name).read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def both(name, vocab_size, tmp_path, model_type="bpe", **options):
-    lines = lines_of(name)
+def both(name, vocab_size, tmp_path, model_type="bpe", extra=(), **options):
+    lines = lines_of(name) + list(extra)
     spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_prefix=str(tmp_path / "ref"),
                                    vocab_size=vocab_size, model_type=model_type, minloglevel=2, **options)
     ref = spm.SentencePieceProcessor(model_file=str(tmp_path / "ref.model"))
@@ -66,7 +66,11 @@ def test_unigram_pieces_match_sentencepiece(name, vocab_size, tmp_path):
 
 
 META_OPTIONS = [dict(byte_fallback=True), dict(control_symbols=["<sep>", "<cls>"]),
-                dict(pad_id=3, byte_fallback=True, control_symbols=["<mask>"]), dict(bos_id=-1, eos_id=1)]
+                dict(pad_id=3, byte_fallback=True, control_symbols=["<mask>"]), dict(bos_id=-1, eos_id=1),
+                dict(user_defined_symbols=["<sep>", "right", "▁the"]),
+                dict(user_defined_symbols="<sep>,<s>", control_symbols="<cls>", byte_fallback=True)]
+# meta pieces in the text itself: sentencepiece's trainer cuts the text at them
+META_TEXT = ["everyone <s> has </s> the right <sep> to life <unk> and <cls> liberty <0x41> here"] * 8
 
 
 @pytest.mark.parametrize("options", META_OPTIONS)
@@ -76,10 +80,11 @@ def test_meta_pieces_and_byte_fallback_as_sentencepiece(model_type, options, tmp
     sentencepiece gives them, and a text with characters outside the vocabulary falls back to
     bytes as with sentencepiece's own model."""
     vocab_size = 700 if options.get("byte_fallback") else 450
-    lines, ref, tok = both("udhr_eng.txt", vocab_size, tmp_path, model_type, **options)
+    lines, ref, tok = both("udhr_eng.txt", vocab_size, tmp_path, model_type, META_TEXT, **options)
     ours = [tok.id_to_piece(i) for i in range(tok.vocab_size)]
     theirs = [ref.id_to_piece(i) for i in range(ref.get_piece_size())]
-    fixed = [i for i in range(ref.get_piece_size()) if ref.is_control(i) or ref.is_unknown(i) or ref.is_byte(i)]
+    fixed = [i for i in range(ref.get_piece_size())
+             if ref.is_control(i) or ref.is_unknown(i) or ref.is_byte(i) or ref.id_to_piece(i) in ("<sep>", "right", "▁the")]
     assert [ours[i] for i in fixed] == [theirs[i] for i in fixed]
     if model_type == "bpe":
         assert ours == theirs
@@ -116,8 +121,8 @@ def test_inputs_and_unsupported_options(tmp_path):
         nbtok.train_sentencepiece(iter(lines_of("botchan.txt")), 300, model_type="char")
     with pytest.raises(ValueError, match="model_type"):
         nbtok.train_sentencepiece(iter(lines_of("botchan.txt")), 300, model_type="wordpiece")
-    with pytest.raises(NotImplementedError, match="user_defined_symbols"):
-        nbtok.train_sentencepiece(iter(lines_of("botchan.txt")), 300, model_type="bpe", user_defined_symbols=["<x>"])
+    with pytest.raises(NotImplementedError, match="treat_whitespace_as_suffix"):
+        nbtok.train_sentencepiece(iter(lines_of("botchan.txt")), 300, model_type="bpe", treat_whitespace_as_suffix=True)
     with pytest.raises((TypeError, ValueError)):
         nbtok.train_sentencepiece(iter(lines_of("botchan.txt")), 300, model_type="bpe", no_such_option=1)
     path = tmp_path / "c.txt"

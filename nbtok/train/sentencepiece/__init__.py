@@ -28,9 +28,10 @@ def train_sentencepiece(input, vocab_size, model_type="unigram", **options):
     if model_type == "unigram":
         # the sentences are never held: each chunk of lines is counted into words and characters
         from .unigram import train_unigram
-        pieces = train_unigram(line_chunks(normalized_lines(input, spec)), vocab_size, n_meta, spec)
+        lines = normalized_lines(input, spec, [p for p, _ in meta.values()])
+        pieces = train_unigram(line_chunks(lines), vocab_size, n_meta, spec)
         return build_tokenizer(pieces, meta, spec, smp.UNIGRAM)
-    counts = normalized_sentences(input, spec)
+    counts = normalized_sentences(input, spec, [p for p, _ in meta.values()])
     req = required_chars(counts, float(spec["character_coverage"]))
     from .bpe import train_bpe_pieces
     n = vocab_size - n_meta - len(req)

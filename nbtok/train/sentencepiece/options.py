@@ -16,7 +16,7 @@ DEFAULTS = dict(
 # values other than the default that nbtok does not implement yet
 UNSUPPORTED_UNLESS_DEFAULT = (
     "treat_whitespace_as_suffix", "allow_whitespace_only_pieces",
-    "user_defined_symbols", "required_chars", "normalization_rule_tsv",
+    "required_chars", "normalization_rule_tsv",
     "input_sentence_size", "split_by_whitespace",
 )
 RULES = ("nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity")
@@ -46,15 +46,17 @@ def resolve(options):
         raise ValueError("unk_id must be >= 0 (sentencepiece requires an unknown piece)")
     if len(set(ids)) != len(ids):
         raise ValueError(f"unk_id, bos_id, eos_id and pad_id must be distinct, not {ids}")
-    if isinstance(spec["control_symbols"], str):
-        spec["control_symbols"] = [w for w in spec["control_symbols"].split(",") if w]
+    for k in ("control_symbols", "user_defined_symbols"):
+        if isinstance(spec[k], str):
+            spec[k] = [w for w in spec[k].split(",") if w]
     return spec
 
 
 def meta_pieces(spec, vocab_size):
     """``{id: (piece, type)}`` of the pieces that are not trained, laid out as sentencepiece's
-    ``InitMetaPieces``: unk / bos / eos / pad at their ids, then the control symbols and (with
-    ``byte_fallback``) the 256 byte pieces ``<0x00>``.. at the lowest free ids."""
+    ``InitMetaPieces``: unk / bos / eos / pad at their ids, then the control symbols, the
+    user-defined symbols and (with ``byte_fallback``) the 256 byte pieces ``<0x00>``.. at the
+    lowest free ids. A symbol that is the bos / eos / pad piece changes that piece's type."""
     from ...formats import sentencepiece_model as smp
     meta = {}
     for k in ("unk", "bos", "eos", "pad"):
@@ -64,14 +66,19 @@ def meta_pieces(spec, vocab_size):
                 raise ValueError(f"{k}_id {i} is not below vocab_size {vocab_size}")
             meta[i] = (spec[k + "_piece"], smp.UNKNOWN if k == "unk" else smp.CONTROL)
     extra = [(w, smp.CONTROL) for w in spec["control_symbols"]]
+    extra += [(w, smp.USER_DEFINED) for w in spec["user_defined_symbols"]]
     if spec["byte_fallback"]:
         extra += [(f"<0x{b:02X}>", smp.BYTE) for b in range(256)]
-    seen = {p for p, _ in meta.values()}
+    by_piece = {p: i for i, (p, _) in meta.items() if i != spec["unk_id"]}
+    seen = set()
     free = 0
     for w, kind in extra:
-        if w in seen:
+        if w in seen or w == spec["unk_piece"]:
             raise ValueError(f"{w!r} is already defined: duplicated symbols are not allowed")
         seen.add(w)
+        if w in by_piece:  # (sentencepiece: --control_symbols=<s> makes <s> that kind)
+            meta[by_piece[w]] = (w, kind)
+            continue
         while free in meta:
             free += 1
         meta[free] = (w, kind)

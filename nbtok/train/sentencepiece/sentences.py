@@ -1,5 +1,6 @@
 """Reading the input (paths or an iterable of str) and normalizing each sentence as
 sentencepiece's trainer does (charsmap of the chosen rule, whitespace rules, ``▁`` escaping)."""
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -10,6 +11,7 @@ from ..counting import resolve_input
 
 _CHARSMAPS = Path(__file__).resolve().parents[2] / "data" / "spm_charsmaps.npz"
 UNK_STR = "\u2585".encode("utf-8")  # sentencepiece's reserved unknown character
+BOUNDARY = "\x1f"  # sentencepiece's pretokenization boundary: where a meta piece was in the text
 
 
 def charsmap(rule):
@@ -39,10 +41,13 @@ def iter_lines(input):
                 yield line.rstrip("\r\n")
 
 
-def normalized_lines(input, spec):
+def normalized_lines(input, spec, meta=()):
     """Each line of ``input`` normalized as sentencepiece's trainer loads it (str with ``▁``);
     lines that are empty, longer than ``max_sentence_length`` bytes or hold sentencepiece's
-    reserved unknown character are skipped, as sentencepiece skips them."""
+    reserved unknown character are skipped, as sentencepiece skips them. Every occurrence of a
+    meta piece (the strings ``meta``, longest first, left to right) becomes ``BOUNDARY``: no
+    trained piece holds or crosses it."""
+    found = re.compile("|".join(re.escape(m) for m in sorted(meta, key=len, reverse=True))) if meta else None
     units, pool = knorm.decode_charsmap(charsmap(spec["normalization_rule_name"]))
     root_ok = knorm.root_filter(units)
     z = np.zeros(0, np.int32)
@@ -56,13 +61,15 @@ def normalized_lines(input, spec):
         buf = np.frombuffer(raw, np.uint8)
         out, n = knorm.normalize(buf, 0, buf.size, *norm, np.empty(buf.size * 18 + 8, np.uint8))
         s = out[:n].tobytes().decode("utf-8", "replace")
+        if found is not None:
+            s = found.sub(BOUNDARY, s)
         if s:
             yield s
 
 
-def normalized_sentences(input, spec):
+def normalized_sentences(input, spec, meta=()):
     """Counter of normalized sentences (``normalized_lines``)."""
-    counts = Counter(normalized_lines(input, spec))
+    counts = Counter(normalized_lines(input, spec, meta))
     if not counts:
         raise ValueError("train_sentencepiece: the input has no non-empty sentence")
     return counts
@@ -106,7 +113,8 @@ def required_chars(counts, coverage):
 
 def covering_chars(freq, coverage):
     """The most frequent characters of ``freq`` (ties by code point) until they cover
-    ``coverage`` of all characters, as sentencepiece's ``character_coverage``: dict char->freq."""
+    ``coverage`` of all characters, as sentencepiece's ``character_coverage``: dict char->freq.
+    ``BOUNDARY`` counts towards the coverage but is never kept (as in sentencepiece)."""
     freq = {ch: c for ch, c in freq.items() if ch not in (" ", "\0")}
     total = sum(freq.values())
     kept, acc = {}, 0
@@ -114,5 +122,6 @@ def covering_chars(freq, coverage):
         if float(np.float32(acc / total)) >= coverage:
             break
         acc += c
-        kept[ch] = c
+        if ch != BOUNDARY:
+            kept[ch] = c
     return kept

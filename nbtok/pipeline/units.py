@@ -1,6 +1,9 @@
 """The batch state every tokenizer.json stage reads and rewrites: the text as code points, the
 alignment of each code point to the original text, and the rows of text units (``Batch``);
-the thread pool the ``*_range`` kernels run on; small config readers shared by the stages."""
+the thread pool the ``*_range`` kernels run on (re-created in a forked child); small config
+readers shared by the stages."""
+import os
+
 import numba
 import numpy as np
 
@@ -15,6 +18,10 @@ MAX_ID = 1 << 30
 # threads: the ``*_range`` kernels release the GIL
 
 _POOL = {}
+
+# A forked child does not inherit the pool's threads: a task submitted to the parent's pool
+# would wait forever. The child drops the pools and creates its own on first use.
+os.register_at_fork(after_in_child=_POOL.clear)
 
 
 def run_chunks(fn, U, args, num_threads=None):

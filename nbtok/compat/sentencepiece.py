@@ -17,6 +17,7 @@ Examples:
 """
 import numpy as np
 
+from ..formats._atomic import write_many_atomic
 from ..formats.sentencepiece_model import BYTE, CONTROL, UNKNOWN, UNUSED
 from ..tokenizer import Tokenizer
 
@@ -356,12 +357,9 @@ class SentencePieceTrainer:
         if writer is not None:
             writer.write(proto)
             return
-        with open(f"{prefix}.model", "wb") as f:
-            f.write(proto)
         m = sp.model
-        with open(f"{prefix}.vocab", "w", encoding="utf-8") as f:
-            for i in range(m.V):
-                f.write(f"{m.id_to_piece(i)}\t{m.get_score(i):g}\n")
+        vocab = "".join(f"{m.id_to_piece(i)}\t{m.get_score(i):g}\n" for i in range(m.V))
+        write_many_atomic([(f"{prefix}.model", proto), (f"{prefix}.vocab", vocab)])
 
     Train = train
 

@@ -13,6 +13,8 @@ import zipfile
 
 import numpy as np
 
+from ._atomic import atomic_files
+
 FORMAT = "nbtok-native"
 VERSION = 1
 MODEL_CLASSES = {
@@ -61,7 +63,7 @@ def save_native(model, path):
         raise TypeError(f"{cls} cannot be saved in the native format")
     header = {"format": FORMAT, "version": VERSION, "model_class": cls,
               "state": _split(model.state(), "state", arrays)}
-    with open(path, "wb") as f:
+    with atomic_files(path) as (f,):
         np.savez_compressed(f, __header__=np.frombuffer(json.dumps(header).encode(), np.uint8), **arrays)
 
 

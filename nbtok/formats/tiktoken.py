@@ -6,6 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ._atomic import write_atomic
+
 
 def read_file(path):
     """The file's bytes as stored (gzip or not); ``ValueError`` if it cannot be read."""
@@ -83,4 +85,4 @@ def load_tiktoken_ranks(path):
 def save_tiktoken_ranks(ranks, path):
     """Write ``dict[bytes, int]`` in rank order."""
     lines = [base64.b64encode(tok) + b" " + str(rank).encode() for tok, rank in sorted(ranks.items(), key=lambda kv: kv[1])]
-    Path(path).write_bytes(b"\n".join(lines) + b"\n")
+    write_atomic(path, b"\n".join(lines) + b"\n")

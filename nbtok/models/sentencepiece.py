@@ -275,8 +275,8 @@ class SentencePieceModel:
         return write_model_proto(self.proto)
 
     def save_sentencepiece(self, path):
-        with open(path, "wb") as f:
-            f.write(self.serialized_model_proto())
+        from ..formats._atomic import write_atomic
+        write_atomic(path, self.serialized_model_proto())
 
     def to_huggingface_json(self, add_bos=False, add_eos=False):
         """HF ``tokenizer.json`` dict (``nbtok.formats.spm_to_hf``); ``add_bos`` / ``add_eos`` add a

@@ -315,9 +315,10 @@ class SentencePieceProcessor:
 
 
 def set_random_generator_seed(seed):
-    """Seed the generator subword sampling draws from (nbtok's, not sentencepiece's mt19937)."""
-    from ..kernels import unigram as kuni
-    kuni.seed_rng(int(seed))
+    """Seed the generator subword sampling draws from (nbtok's, not sentencepiece's mt19937);
+    ``seed`` in ``[0, 2**32)``."""
+    from ..models.sentencepiece import seed_sampling
+    seed_sampling(seed)
 
 
 def set_min_log_level(level):

@@ -138,3 +138,25 @@ def test_sampling_seed_out_of_range(seed, error):
     from nbtok.compat import sentencepiece as spm
     with pytest.raises(error, match="seed"):
         spm.set_random_generator_seed(seed)
+
+
+def _hf_unigram():
+    pieces = [["<unk>", 0.0], ["\u2581", -3.0], ["\ufffd", -4.0]] + [[c, -5.0] for c in "abcxyz"]
+    return tokenizer_from_config({
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "normalizer": None,
+        "pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": True},
+        "post_processor": None, "decoder": None,
+        "model": {"type": "Unigram", "unk_id": 0, "byte_fallback": False, "vocab": pieces}})
+
+
+def test_surrogate_pair_in_tokenizer_json_text():
+    """A str holding a surrogate pair (two code points) used to raise "internal error: code
+    point count mismatch" on the tokenizer.json path: each surrogate is U+FFFD, so offsets stay
+    offsets into the given str."""
+    tok = _hf_unigram()
+    text, replaced = "x\ud83d\ude00y", "x\ufffd\ufffdy"
+    assert tok.encode(text).tolist() == tok.encode(replaced).tolist()
+    assert [r.tolist() for r in tok.encode_batch([text, "abc"])] == \
+        [r.tolist() for r in tok.encode_batch([replaced, "abc"])]
+    ids, starts, ends = tok.encode_with_offsets(text)
+    assert ends.max() <= len(text) and [text[s:e] for s, e in zip(starts, ends)][-1] == "y"

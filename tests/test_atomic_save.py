@@ -1,12 +1,14 @@
 """Atomic saves (issue 23, item 2): a save that fails part way leaves the old files byte for
 byte as they were (still loadable) and no temporary behind, for every writer of nbtok.
 
-Two failures: an exception after a partial write (``io.open`` patched so that the first write
-to a file opened for writing stores half its data, then raises ``OSError(ENOSPC)``), and a real
+Three failures: an exception after a partial write (``io.open`` patched so that the first write
+to a file opened for writing stores half its data, then raises ``OSError(ENOSPC)``); a real
 one, ``RLIMIT_FSIZE`` set to half the file's size in a subprocess (SIGXFSZ ignored, so the
-write fails with ``EFBIG``). Models come from committed data only.
+write fails with ``EFBIG``); SIGKILL at random points of a subprocess saving over and over.
+Models come from committed data only.
 
-Run as a script (``python test_atomic_save.py DIR CASE...``) it is that subprocess.
+Run as a script (``python test_atomic_save.py DIR CASE...`` or ``--save-forever PATH``) it is
+those subprocesses.
 """
 import builtins
 import errno
@@ -183,6 +185,41 @@ def _save_under_file_size_limit(root, cases):
         print(f"{case}\t{outcome}", flush=True)
 
 
+def test_save_killed_at_random_points_leaves_a_whole_file(tmp_path):
+    """SIGKILL while a child saves over and over (two models in turn): the file left is always
+    one of them, whole, and loads; only a ``.m.nbtok.*.tmp`` may stay behind."""
+    import random
+    import signal
+    import time
+    path = tmp_path / "m.nbtok"
+    _gpt2().save(path)
+    probe = "Hello world, killed saves leave a whole file."
+    expected = {tuple(_gpt2().encode(probe).tolist()), tuple(_spm().encode(probe).tolist())}
+    rng = random.Random(5)
+    for _ in range(6):
+        proc = subprocess.Popen([sys.executable, __file__, "--save-forever", str(path)], stdout=subprocess.PIPE,
+                                text=True, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+        assert proc.stdout.readline().strip() == "saving"
+        time.sleep(rng.uniform(0.05, 0.8))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(60)
+        assert tuple(nbtok.Tokenizer.load(path).encode(probe).tolist()) in expected
+        for p in tmp_path.iterdir():
+            if p != path:
+                assert p.name.startswith(".m.nbtok.") and p.name.endswith(".tmp"), p.name
+                p.unlink()
+
+
+def _save_forever(path):
+    """(subprocess) save GPT-2 and a SentencePiece model to ``path`` in turn until killed."""
+    models = [_gpt2(), _spm()]
+    print("saving", flush=True)
+    i = 0
+    while True:
+        models[i % 2].save(path)
+        i += 1
+
+
 # ---------------------------------------------------------------------------------------------
 # the helper itself
 
@@ -217,4 +254,7 @@ def test_write_atomic_through_symlink_and_missing_directory(tmp_path):
 
 
 if __name__ == "__main__":
-    _save_under_file_size_limit(sys.argv[1], sys.argv[2:])
+    if sys.argv[1] == "--save-forever":
+        _save_forever(sys.argv[2])
+    else:
+        _save_under_file_size_limit(sys.argv[1], sys.argv[2:])

@@ -160,3 +160,23 @@ def test_surrogate_pair_in_tokenizer_json_text():
         [r.tolist() for r in tok.encode_batch([replaced, "abc"])]
     ids, starts, ends = tok.encode_with_offsets(text)
     assert ends.max() <= len(text) and [text[s:e] for s, e in zip(starts, ends)][-1] == "y"
+
+
+@pytest.mark.parametrize("count", [1 << 30, 1 << 33])
+def test_array_declared_larger_than_its_member_is_refused(count, native, tmp_path):
+    """A ``.npy`` member whose header declares 8 GB or 64 GB in a few bytes: NumPy allocated
+    the declared size first (``MemoryError`` escaped, or 8 GB of address space went to a file of
+    1 MB). Now the declared size is checked against what the member can hold."""
+    import io
+    import zipfile
+    out = tmp_path / "m.nbtok"
+    with zipfile.ZipFile(native["bytelevel"]) as zin, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zout:
+        for info in zin.infolist():
+            data = zin.read(info.filename)
+            if info.filename == "state/merge_values.npy":
+                buf = io.BytesIO()
+                np.lib.format.write_array_header_1_0(buf, {"descr": "<i8", "fortran_order": False, "shape": (count,)})
+                data = buf.getvalue() + bytes(64)
+            zout.writestr(info.filename, data)
+    with pytest.raises(ValueError, match="declares int64"):
+        nbtok.Tokenizer.load(out)

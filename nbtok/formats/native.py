@@ -13,6 +13,7 @@ import base64
 import binascii
 import importlib
 import json
+import os
 import tokenize
 import zipfile
 import zlib
@@ -138,11 +139,43 @@ def save_native(model, path):
         np.savez_compressed(f, __header__=np.frombuffer(json.dumps(header).encode(), np.uint8), **arrays)
 
 
+# deflate's largest expansion (about 1032:1): no member inflates to more than this many times
+# its compressed size, whatever sizes the zip directory claims
+_DEFLATE_RATIO = 1032
+
+
+def _checked_members(npz, path):
+    """The members of ``npz`` (an ``np.load`` of ``path``), each checked before NumPy allocates
+    it: the array its ``.npy`` header declares must fit in the bytes the member can hold (its
+    size in the zip directory, bounded by what its compressed bytes can inflate to, bounded by
+    the file's size). So no allocation is sized by a number that only the file asserts."""
+    limit = os.path.getsize(path)
+    arrays = {}
+    for info in npz.zip.infolist():
+        name = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
+        room = min(info.file_size, _DEFLATE_RATIO * min(info.compress_size, limit) + 1024)
+        with npz.zip.open(info) as f:
+            version = np.lib.format.read_magic(f)
+            if version == (1, 0):
+                shape, _, dtype = np.lib.format.read_array_header_1_0(f)
+            elif version == (2, 0):
+                shape, _, dtype = np.lib.format.read_array_header_2_0(f)
+            else:
+                raise ValueError(f"member {name!r}: unsupported .npy version {version}")
+        nbytes = dtype.itemsize
+        for d in shape:
+            nbytes *= int(d)
+        if nbytes > room:
+            raise ValueError(f"member {name!r} declares {dtype}{list(shape)} ({nbytes} bytes) in {room} bytes")
+        arrays[name] = npz[name]
+    return arrays
+
+
 def load_native(path):
     try:
         with np.load(path, allow_pickle=False) as npz:
-            header = json.loads(npz["__header__"].tobytes().decode())
-            arrays = {k: npz[k] for k in npz.files if k != "__header__"}
+            arrays = _checked_members(npz, path)
+            header = json.loads(arrays.pop("__header__").tobytes().decode())
     except (OSError, ValueError, KeyError, EOFError, SyntaxError, tokenize.TokenError, RuntimeError,
             NotImplementedError, zipfile.BadZipFile, zlib.error, json.JSONDecodeError, UnicodeDecodeError) as e:
         # (a damaged zip or .npy header: RuntimeError "encrypted", NotImplementedError "compression

@@ -15,6 +15,25 @@ from .kernels.hashmap import BytesMap, shortmap_build, shortmap_capacity
 
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
 
+#: How sparse a file's ids may be. A vocabulary here is dense (one entry per id from 0 to the
+#: largest, UNUSED in the holes), so its memory follows the largest id, not the file: one edited
+#: rank of 1073741823 would take 12 GB. A file whose ids leave holes (tiktoken's published files
+#: skip ids for special tokens, tokenizer.json files number added tokens after the model's) loads
+#: while its largest id is below ``2 * entries + ID_SLACK``.
+ID_SLACK = 1 << 16
+
+
+def check_dense_ids(largest, entries, where):
+    """``ValueError`` unless ``largest`` (the largest id) is below ``2 * entries + ID_SLACK``
+    (see ``ID_SLACK``); ``where`` names the file or table in the message."""
+    limit = 2 * entries + ID_SLACK
+    if largest >= limit:
+        raise ValueError(
+            f"{where}: id {largest} is far past the {entries} entries: nbtok stores one entry per id "
+            f"from 0 to the largest, so it loads ids below 2 * entries + {ID_SLACK} = {limit} (memory "
+            f"bounded by the file's content); tiktoken and HF tokenizers store ids sparsely and would "
+            f"accept this file")
+
 
 @kernel
 def _gather_lengths(ids, piece_offsets, skip):

@@ -17,6 +17,7 @@ Examples:
 """
 import numpy as np
 
+from ..formats._atomic import write_many_atomic
 from ..formats.sentencepiece_model import BYTE, CONTROL, UNKNOWN, UNUSED
 from ..tokenizer import Tokenizer
 
@@ -317,9 +318,10 @@ class SentencePieceProcessor:
 
 
 def set_random_generator_seed(seed):
-    """Seed the generator subword sampling draws from (nbtok's, not sentencepiece's mt19937)."""
-    from ..kernels import unigram as kuni
-    kuni.seed_rng(int(seed))
+    """Seed the generator subword sampling draws from (nbtok's, not sentencepiece's mt19937);
+    ``seed`` in ``[0, 2**32)``."""
+    from ..models.sentencepiece import seed_sampling
+    seed_sampling(seed)
 
 
 def set_min_log_level(level):
@@ -359,12 +361,9 @@ class SentencePieceTrainer:
         if writer is not None:
             writer.write(proto)
             return
-        with open(f"{prefix}.model", "wb") as f:
-            f.write(proto)
         m = sp.model
-        with open(f"{prefix}.vocab", "w", encoding="utf-8") as f:
-            for i in range(m.V):
-                f.write(f"{m.id_to_piece(i)}\t{m.get_score(i):g}\n")
+        vocab = "".join(f"{m.id_to_piece(i)}\t{m.get_score(i):g}\n" for i in range(m.V))
+        write_many_atomic([(f"{prefix}.model", proto), (f"{prefix}.vocab", vocab)])
 
     Train = train
 

@@ -14,7 +14,7 @@ from .inputs import expand_inputs
 from .progress import Progress
 from .runners import get_client, run
 from .shards import plan_shards, shard_documents
-from .writers import _write_atomic
+from ..formats._atomic import write_atomic
 
 
 class PretokenCounts:
@@ -67,7 +67,7 @@ class PretokenCounts:
         buf = io.BytesIO()
         np.savez(buf, wbytes=self.wbytes, woff=self.woff, wcount=self.wcount,
                  meta=np.frombuffer(meta.encode(), np.uint8))
-        _write_atomic(path, [buf.getvalue()])
+        write_atomic(path, buf.getvalue())
 
     @classmethod
     def load(cls, path):

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..formats._atomic import write_atomic
 from .inputs import count_documents, iter_documents
 from .writers import shard_files, write_shard
 
@@ -110,10 +111,7 @@ def run_shard(tokenizer, spec, opts):
     files = write_shard(opts["format"], prefix, ids, offsets, opts["vocab_size"])
     rec = {"index": spec["index"], "documents": int(offsets.shape[0] - 1), "tokens": int(ids.shape[0]),
            "input_bytes": int(n_bytes), "files": {os.path.basename(f): os.path.getsize(f) for f in files}}
-    tmp = f"{done}.tmp{os.getpid()}"
-    with open(tmp, "w") as f:
-        json.dump(rec, f)
-    os.replace(tmp, done)
+    write_atomic(done, json.dumps(rec))
     rec["skipped"] = False
     return rec
 
@@ -145,10 +143,7 @@ def write_manifest(output, head, records):
                      for r in sorted(records, key=lambda r: r["index"])]
     man["totals"] = {k: sum(r[k] for r in records) for k in ("documents", "tokens", "input_bytes")}
     path = Path(output) / MANIFEST
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w") as f:
-        json.dump(man, f, indent=1)
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(man, indent=1))
     return man
 
 

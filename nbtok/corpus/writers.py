@@ -2,8 +2,8 @@
 ``.offsets.npy``) and datatrove (``.ds`` + ``.ds.index``).
 
 Every writer takes the whole shard as flat ``ids`` + ``offsets`` (document d is
-``ids[offsets[d]:offsets[d+1]]``), writes under temporary names and renames them into place
-(``os.replace``), so a reader never sees a half-written shard.
+``ids[offsets[d]:offsets[d+1]]``), writes both files of a shard under temporary names and
+then renames them into place (``formats._atomic``), so a reader never sees a half-written file.
 
 Megatron ``.idx`` (``megatron/core/datasets/indexed_dataset.py``): the 9-byte magic
 ``MMIDIDX\\x00\\x00``, uint64 version 1, uint8 dtype code, uint64 sequence count, uint64
@@ -12,9 +12,10 @@ document indices (``0, 1, ..., n``: one sequence per document). ``.bin`` is the 
 datatrove ``.ds``: the ids end to end (uint16, or uint32 past 65535); ``.ds.index``: uint64
 cumulative token counts at each document end.
 """
-import os
 
 import numpy as np
+
+from ..formats._atomic import atomic_files
 
 FORMATS = ("megatron", "numpy", "datatrove")
 MEGATRON_MAGIC = b"MMIDIDX\x00\x00"
@@ -42,12 +43,12 @@ def shard_files(fmt, prefix):
     raise ValueError(f"format must be one of {FORMATS}, not {fmt!r}")
 
 
-def _write_atomic(path, parts):
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "wb") as f:
-        for p in parts:
-            f.write(p if isinstance(p, bytes) else memoryview(np.ascontiguousarray(p)).cast("B"))
-    os.replace(tmp, path)
+def _write_pair(names, data, index):
+    """Write a shard's data file and its index (each ``bytes`` or an array), both to
+    temporaries before either is renamed (``formats._atomic``)."""
+    with atomic_files(*names) as files:
+        for f, part in zip(files, (data, index)):
+            f.write(part if isinstance(part, bytes) else memoryview(np.ascontiguousarray(part)).cast("B"))
 
 
 def _npy_bytes(a):
@@ -79,12 +80,9 @@ def write_shard(fmt, prefix, ids, offsets, vocab_size):
     names = shard_files(fmt, prefix)
     lengths = np.diff(offsets)
     if fmt == "megatron":
-        _write_atomic(names[0], [data])
-        _write_atomic(names[1], [megatron_index(lengths, dtype)])
+        _write_pair(names, data, megatron_index(lengths, dtype))
     elif fmt == "numpy":
-        _write_atomic(names[0], [_npy_bytes(data)])
-        _write_atomic(names[1], [_npy_bytes(offsets.astype(np.int64))])
+        _write_pair(names, _npy_bytes(data), _npy_bytes(offsets.astype(np.int64)))
     else:
-        _write_atomic(names[0], [data])
-        _write_atomic(names[1], [np.asarray(offsets[1:], "<u8")])
+        _write_pair(names, data, np.asarray(offsets[1:], "<u8"))
     return names

@@ -7,6 +7,8 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
+from ._atomic import write_many_atomic
+
 
 @lru_cache(maxsize=1)
 def bytes_to_unicode():
@@ -121,10 +123,11 @@ def load_gpt2(vocab_json_path, merges_txt_path):
 
 
 def save_gpt2(tokens, merges, special_tokens, vocab_json_path, merges_txt_path):
-    """Write ``vocab.json`` (tokens and special tokens) and ``merges.txt`` (with a ``#version`` line)."""
+    """Write ``vocab.json`` (tokens and special tokens) and ``merges.txt`` (with a ``#version`` line),
+    both to temporaries before either is renamed (``formats._atomic``)."""
     vocab = {bytes_to_token(tok): idx for tok, idx in tokens.items()}
     vocab.update(special_tokens)
     vocab = dict(sorted(vocab.items(), key=lambda kv: kv[1]))
-    Path(vocab_json_path).write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
     lines = ["#version: 0.2"] + [f"{bytes_to_token(a)} {bytes_to_token(b)}" for a, b in merges]
-    Path(merges_txt_path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_many_atomic([(vocab_json_path, json.dumps(vocab, ensure_ascii=False)),
+                       (merges_txt_path, "\n".join(lines) + "\n")])

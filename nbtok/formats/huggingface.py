@@ -12,6 +12,8 @@ implements the pipeline with HF semantics. ``save_huggingface(model, path)`` wri
 import json
 from pathlib import Path
 
+from ._atomic import write_atomic
+
 
 # floats as ``tokenizers`` reads them
 
@@ -136,7 +138,7 @@ def save_huggingface(model, path):
 
 
 def write_json(cfg, path):
-    Path(path).write_text(json.dumps(cfg, ensure_ascii=False, indent=2), encoding="utf-8")
+    write_atomic(path, json.dumps(cfg, ensure_ascii=False, indent=2))
 
 
 def _bytelevel_json(model):

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ._atomic import write_atomic
+
 
 def read_file(path):
     """The file's bytes as stored (gzip or not); ``ValueError`` if it cannot be read."""
@@ -55,7 +57,9 @@ def _error_text(rf, error):
 def read_tiktoken(path, data=None):
     """``(piece_bytes, piece_offsets, ranks)`` of a ``.tiktoken`` file (gzip accepted), in file
     order: token k is ``piece_bytes[piece_offsets[k]:piece_offsets[k + 1]]`` with rank
-    ``ranks[k]``. Raises ``ValueError`` naming the file and line for anything malformed.
+    ``ranks[k]``. Raises ``ValueError`` naming the file and line for anything malformed. Any
+    ranks tiktoken accepts are read (arrays sized by the file); a model refuses ranks too sparse
+    for its dense vocabulary (``vocab.check_dense_ids``).
     ``data``: the file's bytes (``read_file``), if already read."""
     from ..kernels import rankfile as rf  # (not imported when the array cache has the arrays)
     data = _decompress(read_file(path) if data is None else data, path)
@@ -83,4 +87,4 @@ def load_tiktoken_ranks(path):
 def save_tiktoken_ranks(ranks, path):
     """Write ``dict[bytes, int]`` in rank order."""
     lines = [base64.b64encode(tok) + b" " + str(rank).encode() for tok, rank in sorted(ranks.items(), key=lambda kv: kv[1])]
-    Path(path).write_bytes(b"\n".join(lines) + b"\n")
+    write_atomic(path, b"\n".join(lines) + b"\n")

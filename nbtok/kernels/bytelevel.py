@@ -44,7 +44,8 @@ from numba import prange
 
 from .._jit import batch_kernel, inline_kernel, kernel, leaf_kernel
 from .bpe import LONG_PIECE, LOW32, SMALL_PIECE, cached_table_pairs, merge_piece, merge_scan, new_pair_cache, new_scratch
-from .hashmap import SHORT_KEY_BYTES, bytesmap_get, intmap_get, pack_key, pack_word, short_key_hash, shortmap_get
+from .hashmap import (FNV_OFFSET, SHORT_KEY_BYTES, bytesmap_get, bytesmap_get_hashed, fnv_finish, fnv_step,
+                      intmap_get, pack_key, pack_word, short_key_hash, shortmap_get)
 from .pretokenize import pretokenize
 from .ragged import chunk_bounds, worker_bytes
 from .runqueue import runqueue_over
@@ -397,23 +398,49 @@ def compact_ragged(out, offsets, counts):
 
 
 @kernel
+def _split_range(distinct_lengths, length):
+    """``(lo, hi)``: the lengths of a left part worth trying when splitting a token of
+    ``length`` bytes into two tokens. Each part is a token shorter than the whole, so no longer
+    than ``p``, the longest token length below ``length``: ``length - p <= left <= p``."""
+    i = np.searchsorted(distinct_lengths, length) - 1
+    p = distinct_lengths[i] if i >= 0 else 0
+    return max(1, length - p), min(length - 1, p)
+
+
+@kernel
 def merge_table_from_ranks(piece_bytes, piece_offsets, slot_ids, slot_hashes, ranks):
     """tiktoken semantics: every split of a token into two tokens is a merge to it, ranked by
-    the token's rank. Returns parallel ``(keys, values)`` for ``IntMap``."""
+    the token's rank. Returns parallel ``(keys, values)`` for ``IntMap``.
+
+    Near-linear in the vocabulary's bytes whatever its longest token (hashing both parts of
+    every split was quadratic: a 64 KB token took 14 s, 1 MB about 40 min): a token is split
+    only where both parts can be tokens (``_split_range``), the hashes of its left parts come
+    from one pass over it (``fnv_step``), and the right part is hashed only when the left one
+    is a token."""
     n = piece_offsets.shape[0] - 1
+    lengths = piece_offsets[1:] - piece_offsets[:-1]
+    distinct = np.unique(lengths)
     total = 0
     for t in range(n):
-        total += max(piece_offsets[t + 1] - piece_offsets[t] - 1, 0)
+        lo, hi = _split_range(distinct, lengths[t])
+        total += max(hi - lo + 1, 0)
     keys = np.empty(total, np.int64)
     values = np.empty(total, np.int64)
     m = 0
     for t in range(n):
         s = piece_offsets[t]
         e = piece_offsets[t + 1]
-        if ranks[t] < 0:
+        lo, hi = _split_range(distinct, e - s)
+        if ranks[t] < 0 or lo > hi:
             continue
-        for k in range(s + 1, e):
-            left = bytesmap_get(slot_ids, slot_hashes, piece_bytes, piece_offsets, piece_bytes, s, k)
+        h = FNV_OFFSET
+        for j in range(s, s + lo - 1):
+            h = fnv_step(h, piece_bytes[j])
+        for cut in range(lo, hi + 1):
+            k = s + cut
+            h = fnv_step(h, piece_bytes[k - 1])
+            left = bytesmap_get_hashed(slot_ids, slot_hashes, piece_bytes, piece_offsets, piece_bytes, s, k,
+                                       fnv_finish(h, cut))
             if left < 0 or ranks[left] < 0:
                 continue
             right = bytesmap_get(slot_ids, slot_hashes, piece_bytes, piece_offsets, piece_bytes, k, e)

@@ -39,6 +39,22 @@ def hash_bytes(buf, start, end):
     return mix64(np.int64(h >> np.uint64(1)) ^ np.int64(end - start))
 
 
+# hash_bytes in steps, for the hashes of every prefix of a string in one pass (kept apart
+# from hash_bytes, which the encoders call in their inner loops): fnv_finish(h, k) after k
+# fnv_steps from FNV_OFFSET is hash_bytes of those k bytes (tests/test_robust_load.py)
+FNV_OFFSET = np.uint64(0xCBF29CE484222325)
+
+
+@leaf_kernel
+def fnv_step(h, byte):
+    return (np.uint64(h) ^ np.uint64(byte)) * np.uint64(0x100000001B3)
+
+
+@leaf_kernel
+def fnv_finish(h, length):
+    return mix64(np.int64(np.uint64(h) >> np.uint64(1)) ^ np.int64(length))
+
+
 def table_capacity(n):
     """A power of two at least twice ``n`` (load factor <= 0.5)."""
     cap = 16
@@ -181,6 +197,21 @@ def bytesmap_get(slot_ids, slot_hashes, piece_bytes, piece_offsets, buf, start, 
     """Id of the piece equal to ``buf[start:end]``, or -1."""
     mask = slot_ids.shape[0] - 1
     h = hash_bytes(buf, start, end)
+    i = h & mask
+    while True:
+        pid = slot_ids[i]
+        if pid == -1:
+            return -1
+        if slot_hashes[i] == h and _same_bytes(piece_bytes, piece_offsets, pid, buf, start, end):
+            return pid
+        i = (i + 1) & mask
+
+
+@leaf_kernel
+def bytesmap_get_hashed(slot_ids, slot_hashes, piece_bytes, piece_offsets, buf, start, end, h):
+    """``bytesmap_get`` given ``h = hash_bytes(buf, start, end)`` (computed by the caller, for
+    one pass over the prefixes of a string: ``fnv_step``)."""
+    mask = slot_ids.shape[0] - 1
     i = h & mask
     while True:
         pid = slot_ids[i]

@@ -23,7 +23,7 @@ from ..kernels.ragged import batch_chunks
 from ..kernels.runqueue import OPEN_SLOTS
 from ..pretokenizer import Pretokenizer
 from ..text import pack_utf8, utf8, utf8_array
-from ..vocab import CONTROL, NORMAL, UNUSED, Vocab, gather_piece_bytes
+from ..vocab import CONTROL, NORMAL, UNUSED, Vocab, check_dense_ids, gather_piece_bytes
 
 
 def _special_arrays(specials):
@@ -84,11 +84,13 @@ class ByteLevelBPE:
         return cls.from_rank_arrays(*_token_arrays(ranks), pattern, special_tokens)
 
     @classmethod
-    def from_rank_arrays(cls, piece_bytes, piece_offsets, ranks, pattern="gpt2", special_tokens=None):
+    def from_rank_arrays(cls, piece_bytes, piece_offsets, ranks, pattern="gpt2", special_tokens=None,
+                         where="vocabulary"):
         """``from_ranks`` with the tokens as flat arrays (``formats.tiktoken.read_tiktoken``):
-        token k is ``piece_bytes[piece_offsets[k]:piece_offsets[k + 1]]``, of rank ``ranks[k]``."""
+        token k is ``piece_bytes[piece_offsets[k]:piece_offsets[k + 1]]``, of rank ``ranks[k]``.
+        ``where`` names the source in errors."""
         special_tokens = dict(special_tokens or {})
-        vocab, rank_of = _build_vocab(piece_bytes, piece_offsets, ranks, special_tokens)
+        vocab, rank_of = _build_vocab(piece_bytes, piece_offsets, ranks, special_tokens, where)
         keys, values = K.merge_table_from_ranks(vocab.piece_bytes, vocab.piece_offsets,
                                                 vocab.map.slot_ids, vocab.map.slot_hashes, rank_of)
         byte_ids = _byte_ids(piece_bytes, piece_offsets, ranks)
@@ -104,7 +106,7 @@ class ByteLevelBPE:
         special_tokens = dict(special_tokens or {})
         data = read_file(path)
         if not cache or arraycache.cache_dir() is None:
-            return cls.from_rank_arrays(*read_tiktoken(path, data), pattern, special_tokens)
+            return cls.from_rank_arrays(*read_tiktoken(path, data), pattern, special_tokens, str(path))
         name = "bytelevel-" + arraycache.digest(data, sorted(map(repr, special_tokens.items())))[:32]
         key = arraycache.digest(name, arraycache.source_key(*CACHE_SOURCES))
         tables = arraycache.load(name, key)
@@ -113,7 +115,7 @@ class ByteLevelBPE:
                 return cls.from_tables(tables, pattern, special_tokens)
             except (ValueError, KeyError):
                 pass  # stale or damaged: build again and overwrite
-        model = cls.from_rank_arrays(*read_tiktoken(path, data), pattern, special_tokens)
+        model = cls.from_rank_arrays(*read_tiktoken(path, data), pattern, special_tokens, str(path))
         arraycache.store(name, key, model.tables())
         return model
 
@@ -469,9 +471,10 @@ def _token_arrays(tokens):
     return np.frombuffer(b"".join(tokens), np.uint8), offsets, ids
 
 
-def _build_vocab(piece_bytes, piece_offsets, ids, special_tokens):
+def _build_vocab(piece_bytes, piece_offsets, ids, special_tokens, where="vocabulary"):
     """A ``Vocab`` over ids 0..max (token k at ``ids[k]``, then the special tokens) with gaps
-    marked UNUSED; returns (vocab, rank per id or -1)."""
+    marked UNUSED; returns (vocab, rank per id or -1). ``ValueError`` (naming ``where``) for
+    ids too sparse for that (``vocab.check_dense_ids``), before anything is sized by them."""
     if ids.size == 0:
         raise ValueError("empty vocabulary")
     for text in special_tokens:
@@ -482,6 +485,7 @@ def _build_vocab(piece_bytes, piece_offsets, ids, special_tokens):
     lo, n = int(all_ids.min()), int(all_ids.max()) + 1
     if lo < 0 or n > 1 << 30:
         raise ValueError(f"token id {lo if lo < 0 else n - 1} is out of range [0, 2**30)")
+    check_dense_ids(n - 1, all_ids.size, where)
     taken = np.bincount(all_ids, minlength=n)
     if taken.max() > 1:
         i = int(taken.argmax())

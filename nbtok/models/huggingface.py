@@ -32,7 +32,7 @@ from ..pipeline.post_processors import Post, trim_tables
 from ..pipeline.pre_tokenizers import build_pre_tokenizer
 from ..pipeline.unicode import hf_class_table
 from ..pipeline.units import Batch, int_id, run_chunks, utf32
-from ..vocab import CONTROL, NORMAL, UNUSED, Vocab
+from ..vocab import CONTROL, NORMAL, UNUSED, Vocab, check_dense_ids
 
 
 
@@ -126,6 +126,7 @@ class HuggingFaceModel:
             for tok, i in vocab.items():
                 int_id(i, f"{self.kind} vocab")
                 n = max(n, i + 1)
+            check_dense_ids(n - 1, len(vocab), f"{self.kind} vocab")
             pieces = [None] * n
             for tok, i in vocab.items():
                 if pieces[i] is not None:

@@ -31,6 +31,17 @@ SPACE = "\u2581"
 _EMPTY_TRIE = (np.zeros(2, np.int32), np.full(1, -1, np.int32))
 
 
+def seed_sampling(seed):
+    """Seed the generator subword sampling draws from (Numba's): ``seed`` an int in
+    ``[0, 2**32)``, the range of sentencepiece's ``SetRandomGeneratorSeed`` and NumPy's
+    ``seed`` (Numba would truncate a larger one, so two seeds would give one stream)."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be an int, not {type(seed).__name__}")
+    if not 0 <= int(seed) < 1 << 32:
+        raise ValueError(f"seed must be in [0, 2**32), got {seed}")
+    kuni.seed_rng(int(seed))
+
+
 def _vocab_from_arrays(piece_bytes, piece_offsets, scores, kinds):
     v = Vocab.__new__(Vocab)
     v.piece_bytes = piece_bytes
@@ -274,8 +285,8 @@ class SentencePieceModel:
         return write_model_proto(self.proto)
 
     def save_sentencepiece(self, path):
-        with open(path, "wb") as f:
-            f.write(self.serialized_model_proto())
+        from ..formats._atomic import write_atomic
+        write_atomic(path, self.serialized_model_proto())
 
     def to_huggingface_json(self, add_bos=False, add_eos=False):
         """HF ``tokenizer.json`` dict (``nbtok.formats.spm_to_hf``); ``add_bos`` / ``add_eos`` add a
@@ -466,7 +477,7 @@ class SentencePieceModel:
         buf = np.frombuffer(_as_bytes(text), np.uint8)
         F = self._F(add_bos, add_eos)
         if seed is not None:
-            kuni.seed_rng(int(seed))
+            seed_sampling(seed)
         if self.model_type == "bpe":
             if not 0.0 <= alpha <= 1.0:
                 raise ValueError("alpha must be in [0, 1] for BPE-dropout")

@@ -1,11 +1,14 @@
 """The batch state every tokenizer.json stage reads and rewrites: the text as code points, the
 alignment of each code point to the original text, and the rows of text units (``Batch``);
-the thread pool the ``*_range`` kernels run on; small config readers shared by the stages."""
+the thread pool the ``*_range`` kernels run on (re-created in a forked child); small config
+readers shared by the stages."""
+import os
+import re
+
 import numba
 import numpy as np
 
 from ..kernels import hf_text as K
-from ..text import fix_surrogates
 
 
 MAX_ID = 1 << 30
@@ -15,6 +18,10 @@ MAX_ID = 1 << 30
 # threads: the ``*_range`` kernels release the GIL
 
 _POOL = {}
+
+# A forked child does not inherit the pool's threads: a task submitted to the parent's pool
+# would wait forever. The child drops the pools and creates its own on first use.
+os.register_at_fork(after_in_child=_POOL.clear)
 
 
 def run_chunks(fn, U, args, num_threads=None):
@@ -61,11 +68,17 @@ class Batch:
         return np.ascontiguousarray(self.a_s[np.minimum(s, len(self.a_s) - 1)], np.int64)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def utf32(text):
+    """``text`` as UTF-32-LE, one code point per character of ``text``: each surrogate (a lone
+    one, or either half of a pair a ``str`` can hold) becomes U+FFFD, so that offsets into the
+    result are offsets into ``text`` (``fix_surrogates`` would join a pair into one character)."""
     try:
         return text.encode("utf-32-le")
     except UnicodeEncodeError:
-        return fix_surrogates(text).encode("utf-32-le")
+        return _SURROGATE.sub("\ufffd", text).encode("utf-32-le")
 
 
 def transform_units(b, per_unit):

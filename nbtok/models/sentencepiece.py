@@ -498,6 +498,8 @@ class SentencePieceModel:
         if isinstance(texts, (str, bytes)):
             raise TypeError("sample_encode_batch expects a list of texts, not a single text")
         texts = list(texts)
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
+            raise TypeError(f"seed must be an int, not {type(seed).__name__}")
         base = int(np.random.randint(0, 2 ** 31)) if seed is None else int(seed)
         if not 0 <= base <= 2 ** 32 - 1 - len(texts):
             raise ValueError(f"seed must be an int in [0, 2**32 - {len(texts)}] for a batch of {len(texts)} "

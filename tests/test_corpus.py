@@ -213,7 +213,18 @@ def test_killing_a_dask_worker_mid_run_gives_the_same_files(tmp_path, tok, clien
     run.join(600)
     assert not run.is_alive() and "man" in result
     client.wait_for_workers(2, timeout=120)
-    assert shard_bytes(out) == shard_bytes(clean)
+    assert shard_bytes(out) == shard_bytes(clean)  # (a killed writer's temporary is removed too)
+
+
+def test_a_finished_run_removes_temporaries_of_killed_writers(tmp_path, corpus, tok):
+    out = tmp_path / "t"
+    C.tokenize(inputs(corpus), tok, str(out), shard_size=16)
+    stale = [out / ".shard_00001.bin.0123abcd.tmp", out / ".manifest.json.89abcdef.tmp"]
+    keep = out / ".notes.tmp"
+    for p in stale + [keep]:
+        p.write_bytes(b"half a file")
+    C.tokenize(inputs(corpus), tok, str(out), shard_size=16)
+    assert not any(p.exists() for p in stale) and keep.exists()
 
 
 def test_killing_a_pool_run_and_rerunning_gives_the_same_files(tmp_path, tok):

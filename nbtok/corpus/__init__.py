@@ -12,7 +12,7 @@ from .counts import PretokenCounts, count, _check_shard_size
 from .inputs import expand_inputs
 from .progress import Progress
 from .runners import run
-from .shards import dumps_tokenizer, plan_shards, prepare_manifest, run_shard, write_manifest
+from .shards import dumps_tokenizer, plan_shards, prepare_manifest, remove_stale_temporaries, run_shard, write_manifest
 from .writers import FORMATS
 
 __all__ = ["tokenize", "count", "PretokenCounts", "FORMATS"]
@@ -69,4 +69,6 @@ def tokenize(inputs, tokenizer, output, format="megatron", num_workers=1, client
     for rec in run(run_shard, blob, specs, opts, num_workers, client):
         records.append(rec)
         bar.update(rec)
-    return write_manifest(output, head, records)
+    man = write_manifest(output, head, records)
+    remove_stale_temporaries(output)
+    return man

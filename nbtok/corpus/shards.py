@@ -9,6 +9,7 @@ import hashlib
 import json
 import os
 import pickle
+import re
 from pathlib import Path
 
 import numpy as np
@@ -145,6 +146,21 @@ def write_manifest(output, head, records):
     path = Path(output) / MANIFEST
     write_atomic(path, json.dumps(man, indent=1))
     return man
+
+
+# what formats._atomic leaves of a shard or manifest write when its process is killed
+_STALE = re.compile(r"^\.(shard_\d{5}\..+|manifest\.json)\.[0-9a-f]{8}\.tmp$")
+
+
+def remove_stale_temporaries(output):
+    """Remove the temporaries that writers killed mid-write (a lost Dask worker, a killed pool
+    run) left in ``output``; called once every shard is done, when no writer of this run is left."""
+    for name in os.listdir(output):
+        if _STALE.match(name):
+            try:
+                os.unlink(os.path.join(output, name))
+            except FileNotFoundError:
+                pass
 
 
 def dumps_tokenizer(tokenizer):

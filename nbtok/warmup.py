@@ -12,7 +12,6 @@ Examples:
 """
 import time
 
-import numpy as np
 
 TEXTS = ["Hello world, hello wörld!", "日本語のテキスト 123", "", "a\tb  c\n"]
 

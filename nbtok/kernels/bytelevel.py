@@ -37,7 +37,7 @@ left it in one part of more than one token.
 A batch is one flat buffer + offsets. ``encode_batch`` splits it into chunks dealt
 round-robin to one worker per thread, each with its own scratch, and writes every
 document's ids at its byte offset in an output the size of the input (a document never has
-more tokens than bytes); ``compact_ragged`` then packs them.
+more tokens than bytes); ``kernels.ragged.compact_ragged`` then packs them.
 """
 import numpy as np
 from numba import prange
@@ -379,22 +379,6 @@ def encode_batch(buf, offsets, M, P, S, given_ends, given_offsets, n_chunks, n_w
                                         scratch, cache)
                 counts[d] = pos - s
     return out, counts
-
-
-@kernel
-def compact_ragged(out, offsets, counts):
-    """Pack ids written at each document's byte offset into ``(ids, id_offsets)``."""
-    n_docs = counts.shape[0]
-    id_offsets = np.zeros(n_docs + 1, np.int64)
-    for d in range(n_docs):
-        id_offsets[d + 1] = id_offsets[d] + counts[d]
-    ids = np.empty(id_offsets[n_docs], np.int32)
-    for d in range(n_docs):
-        src = offsets[d]
-        dst = id_offsets[d]
-        for k in range(counts[d]):
-            ids[dst + k] = out[src + k]
-    return ids, id_offsets
 
 
 @kernel

@@ -65,7 +65,7 @@ keep a stale inlined copy after this file changes until their own cache files ar
 import numpy as np
 from numba import prange
 
-from .._jit import batch_kernel, kernel, leaf_kernel
+from .._jit import batch_kernel, leaf_kernel
 
 L, N, WS, UP, LOW, OTH, M = 1, 2, 4, 8, 16, 32, 64
 CONTR, LETTERS, DIGITS, DIGIT_SPACE, PUNCT_TAIL, NEWLINE, WS_END, PUNCT_SPACE, MARKS = range(9)

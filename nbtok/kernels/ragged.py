@@ -172,3 +172,19 @@ def piece_spans(ids, id_offsets, piece_offsets):
             pos += piece_offsets[i + 1] - piece_offsets[i]
             ends[t] = pos
     return starts, ends
+
+
+@kernel
+def compact_ragged(out, offsets, counts):
+    """Pack ids written at each document's byte offset into ``(ids, id_offsets)``."""
+    n_docs = counts.shape[0]
+    id_offsets = np.zeros(n_docs + 1, np.int64)
+    for d in range(n_docs):
+        id_offsets[d + 1] = id_offsets[d] + counts[d]
+    ids = np.empty(id_offsets[n_docs], np.int32)
+    for d in range(n_docs):
+        src = offsets[d]
+        dst = id_offsets[d]
+        for k in range(counts[d]):
+            ids[dst + k] = out[src + k]
+    return ids, id_offsets

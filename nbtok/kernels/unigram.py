@@ -32,7 +32,7 @@ from numba import prange
 from .._jit import batch_kernel, inline_kernel, kernel, leaf_kernel
 from .aho_corasick import automaton_step
 from .hashmap import pack_word
-from .bytelevel import compact_ragged
+from .ragged import compact_ragged
 from .normalize import SPACE0, SPACE1, SPACE2, normalize, normalize_into, one_char_len, utf8_char_len
 from .swar import load8, lowest_bit
 from .trie import BASE_SHIFT, LABEL_MASK, LEAF, unit_child
@@ -879,19 +879,22 @@ def full_lattice(norm, n, lat, idsc, unk_score):
                 break
             v = idsc[2 * node]
             if v >= 0:
-                ns, nid, nsc, nnext, k_nodes = _add_node(ns, nid, nsc, nnext, head, k_nodes, s, k + 1, v,
-                                                         sc[2 * node + 1])
+                ns, nid, nsc, nnext = _add_node((ns, nid, nsc, nnext), head, k_nodes, s, k + 1, v,
+                                                sc[2 * node + 1])
+                k_nodes += 1
                 has_single = has_single or k + 1 - s == mblen
         if not has_single:
-            ns, nid, nsc, nnext, k_nodes = _add_node(ns, nid, nsc, nnext, head, k_nodes, s, s + mblen, -1,
-                                                     unk_score)
+            ns, nid, nsc, nnext = _add_node((ns, nid, nsc, nnext), head, k_nodes, s, s + mblen, -1, unk_score)
+            k_nodes += 1
         s += mblen
     return ns, nid, nsc, nnext, head
 
 
 @kernel
-def _add_node(ns, nid, nsc, nnext, head, k, start, end, v, score):
-    """Append node k (start -> end, id v) to the lists of ``full_lattice``, growing them when full."""
+def _add_node(nodes, head, k, start, end, v, score):
+    """Set node k (start -> end, id v) of ``full_lattice``'s lists ``nodes = (start, id, score,
+    next)``, grown first when full; returns the lists."""
+    ns, nid, nsc, nnext = nodes
     if k >= ns.shape[0]:
         ns, nid, nsc, nnext = _grown(ns, k), _grown(nid, k), _grown(nsc, k), _grown(nnext, k)
     ns[k] = start
@@ -899,7 +902,7 @@ def _add_node(ns, nid, nsc, nnext, head, k, start, end, v, score):
     nsc[k] = score
     nnext[k] = head[end]
     head[end] = k
-    return ns, nid, nsc, nnext, k + 1
+    return ns, nid, nsc, nnext
 
 
 @kernel

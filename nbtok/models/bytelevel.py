@@ -19,7 +19,7 @@ from ..formats.gpt2 import alphabet_bytes, bytes_to_token
 from ..kernels import bytelevel as K
 from ..kernels.bpe import LONG_PIECE, PAIR_CACHE_SLOTS
 from ..kernels.hashmap import BytesMap, IntMap
-from ..kernels.ragged import batch_chunks
+from ..kernels.ragged import batch_chunks, compact_ragged
 from ..kernels.runqueue import OPEN_SLOTS
 from ..pretokenizer import Pretokenizer
 from ..text import pack_utf8, utf8, utf8_array
@@ -344,7 +344,7 @@ class ByteLevelBPE:
                                          self._S(allowed), given_ends, given_offsets, n_chunks, workers)
         finally:
             numba.set_num_threads(previous)
-        return K.compact_ragged(out, offsets, counts)
+        return compact_ragged(out, offsets, counts)
 
     def encode_batch_offsets(self, texts, **opts):
         """Ragged ids plus each token's character span in its text. Byte-level tokens tile the

@@ -160,3 +160,14 @@ def test_unigram_words_and_units_split_like_sentencepiece(counts):
     from collections import Counter
     from nbtok.train.sentencepiece.unigram import split_sentences
     assert split_sentences(Counter(counts)) == _words_and_units_one_by_one(counts)
+
+
+def test_an_iterator_of_utf8_bytes_trains_as_of_str():
+    lines = lines_of("udhr_eng.txt")
+    from_bytes = nbtok.train_sentencepiece(iter([line.encode() for line in lines]), 300)
+    from_str = nbtok.train_sentencepiece(iter(lines), 300)
+    assert from_bytes.vocab == from_str.vocab
+    with pytest.raises(ValueError, match="not UTF-8"):
+        nbtok.train_sentencepiece(iter([b"caf\xe9 au lait"] * 50), 30)
+    with pytest.raises(TypeError, match="expected str"):
+        nbtok.train_sentencepiece(iter([1, 2, 3]), 30)

@@ -346,7 +346,8 @@ class SentencePieceTrainer:
             for item in arg.split():
                 key, _, value = item.lstrip("-").partition("=")
                 kwargs[key] = value
-        kwargs.pop("minloglevel", None)
+        kwargs.pop("minloglevel", None)  # sentencepiece's logging options: nbtok's trainer logs nothing
+        kwargs.pop("logstream", None)
         prefix = kwargs.pop("model_prefix", None)
         if prefix is None and "model_writer" not in kwargs:
             raise ValueError("model_prefix is required")

@@ -22,12 +22,18 @@ def charsmap(rule):
 
 def iter_lines(input):
     """Lines of ``input`` (``train.counting.resolve_input``: a path, a list or tuple of paths, or
-    any other iterable of str). Files must be UTF-8: anything else is a ``ValueError``."""
+    any other iterable of str or UTF-8 bytes). Files must be UTF-8: anything else is a
+    ``ValueError``."""
     kind, src = resolve_input(input)
     if kind == "texts":
         for s in src:
+            if isinstance(s, (bytes, bytearray)):  # (sentencepiece's sentence_iterator takes UTF-8 bytes too)
+                try:
+                    s = bytes(s).decode("utf-8")
+                except UnicodeDecodeError as e:
+                    raise ValueError(f"input iterable yields bytes that are not UTF-8 ({e.reason} at byte {e.start})") from None
             if not isinstance(s, str):
-                raise TypeError(f"input iterable yields {type(s).__name__}, expected str")
+                raise TypeError(f"input iterable yields {type(s).__name__}, expected str or UTF-8 bytes")
             for line in s.split("\n"):
                 yield line.rstrip("\r")
         return

@@ -77,6 +77,18 @@ MODELS = {
 GPT2_SPECIALS = {"<|endoftext|>": 50256}
 
 
+def script_module(name):
+    """The module ``scripts/<name>.py`` of the commit under test (skips when it has none)."""
+    import importlib.util
+    path = REPO_ROOT / "scripts" / f"{name}.py"
+    if not path.is_file():
+        skip(f"scripts/{name}.py is not in this commit")
+    spec = importlib.util.spec_from_file_location(f"{name}_script", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def skip(reason):
     """Raise the exception asv turns into "skipped" (use in setup)."""
     raise NotImplementedError(reason)

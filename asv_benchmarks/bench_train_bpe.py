@@ -9,10 +9,9 @@ with a warm JIT.
 
 Run: ``asv run --python=same --show-stderr -b bench_train_bpe`` (takes ~15 min: HF is slow).
 """
-import importlib.util
 import os
 
-from ._common import REPO_ROOT, data_dir, nbtok_or_skip, skip
+from ._common import REPO_ROOT, data_dir, nbtok_or_skip, script_module, skip
 
 TRAINERS = ["nbtok", "hf", "rustbpe"]
 VOCABS = [32000, 64000, 128000]
@@ -20,13 +19,7 @@ THREADS = 2
 
 
 def _script():
-    path = REPO_ROOT / "scripts" / "bench_train_bpe.py"
-    if not path.is_file():
-        skip("scripts/bench_train_bpe.py is not in this commit")
-    spec = importlib.util.spec_from_file_location("bench_train_bpe_script", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return script_module("bench_train_bpe")
 
 
 class TrainBench:

@@ -10,11 +10,10 @@ in nbtok's model.
 
 Run: ``asv run --python=same --show-stderr -b bench_train_sentencepiece`` (about 10 minutes).
 """
-import importlib.util
 import os
 import tempfile
 
-from ._common import REPO_ROOT, data_dir, peer_or_skip, skip
+from ._common import data_dir, peer_or_skip, script_module
 
 TRAINERS = ["nbtok", "spm"]
 VOCABS = [8000, 32000]
@@ -22,13 +21,7 @@ MB = 56
 
 
 def _script():
-    path = REPO_ROOT / "scripts" / "bench_train_sentencepiece.py"
-    if not path.is_file():
-        skip("scripts/bench_train_sentencepiece.py is not in this commit")
-    spec = importlib.util.spec_from_file_location("bench_train_sentencepiece_script", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return script_module("bench_train_sentencepiece")
 
 
 class TrainUnigram:

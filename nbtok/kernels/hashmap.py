@@ -195,16 +195,8 @@ def _same_bytes(piece_bytes, piece_offsets, pid, buf, start, end):
 @leaf_kernel
 def bytesmap_get(slot_ids, slot_hashes, piece_bytes, piece_offsets, buf, start, end):
     """Id of the piece equal to ``buf[start:end]``, or -1."""
-    mask = slot_ids.shape[0] - 1
-    h = hash_bytes(buf, start, end)
-    i = h & mask
-    while True:
-        pid = slot_ids[i]
-        if pid == -1:
-            return -1
-        if slot_hashes[i] == h and _same_bytes(piece_bytes, piece_offsets, pid, buf, start, end):
-            return pid
-        i = (i + 1) & mask
+    return bytesmap_get_hashed(slot_ids, slot_hashes, piece_bytes, piece_offsets, buf, start, end,
+                               hash_bytes(buf, start, end))
 
 
 @leaf_kernel

@@ -28,6 +28,7 @@ from numba import prange
 
 from ..._jit import batch_kernel, kernel, leaf_kernel
 from ...kernels.hashmap import EMPTY, intmap_get, intmap_insert
+from ...kernels.ragged import chunk_bounds
 
 CP_BITS = 21
 NEG_INF = -np.inf
@@ -145,22 +146,6 @@ def word_viterbi(n, m, E, best, back):
 
 
 @kernel
-def chunk_starts(offsets, n_chunks):
-    """Word indices splitting ``offsets`` into ``n_chunks`` runs of about equal characters."""
-    n = offsets.shape[0] - 1
-    starts = np.zeros(n_chunks + 1, np.int64)
-    total = offsets[n]
-    w = 0
-    for c in range(1, n_chunks):
-        goal = total * c // n_chunks
-        while w < n and offsets[w] < goal:
-            w += 1
-        starts[c] = w
-    starts[n_chunks] = n
-    return starts
-
-
-@kernel
 def _edge_scratch(longest, max_len):
     """``(E, two float arrays, an int array)`` for words of up to ``longest`` characters."""
     cap = longest * (max_len + 1) + 1
@@ -171,7 +156,7 @@ def _edge_scratch(longest, max_len):
 @batch_kernel
 def expected_counts(cps, offsets, freqs, L, longest, n_chunks):
     """The E step: ``(expected float64[n_pieces], sum of freq * log Z)`` over all words."""
-    starts = chunk_starts(offsets, n_chunks)
+    starts = chunk_bounds(offsets, n_chunks)
     acc = np.zeros((n_chunks, L[3].shape[0]), np.float64)
     logz = np.zeros(n_chunks, np.float64)
     for c in prange(n_chunks):
@@ -188,7 +173,7 @@ def expected_counts(cps, offsets, freqs, L, longest, n_chunks):
 def viterbi_counts(cps, offsets, freqs, L, longest, n_chunks):
     """Frequency of each piece in the best segmentations of all words, weighted by the words'
     frequencies: ``(counts float64[n_pieces], number of tokens)``."""
-    starts = chunk_starts(offsets, n_chunks)
+    starts = chunk_bounds(offsets, n_chunks)
     acc = np.zeros((n_chunks, L[3].shape[0]), np.float64)
     tokens = np.zeros(n_chunks, np.int64)
     for c in prange(n_chunks):
@@ -218,7 +203,7 @@ def alternatives(cps, offsets, L, n_chunks):
     n_alt = np.zeros(n_pieces, np.int64)
     alt = np.full((n_pieces, MAX_ALT), -1, np.int32)
     split = np.zeros(n_pieces, np.bool_)
-    starts = chunk_starts(offsets, n_chunks)
+    starts = chunk_bounds(offsets, n_chunks)
     for c in prange(n_chunks):
         E, best, _, back = _edge_scratch(MAX_ALT, L[5])
         es, el, ep, esc = E

@@ -3,7 +3,9 @@ file in nbtok, and HF tokenizers on the tokenizer.json, in the same run.
 
 Models (real files of ``../shared/data/zoo``): GPT-2 (byte-level, GPT-2 regex), Llama 3.1
 (byte-level, a Split pattern; native file: Meta's rank file ``tokenizer.model``), Qwen2.5
-(byte-level, no native file), T5 (SentencePiece Unigram; native file: ``spiece.model``).
+(byte-level, no native file), T5 (SentencePiece Unigram; native file: ``spiece.model``), Phi-3
+(SentencePiece BPE with byte fallback; native file: Llama 2's ``tokenizer.model``, the same
+vocabulary), Yi (SentencePiece BPE with byte fallback, no native file).
 Documents: the lines of 1 MB of English and of a 1 MB multilingual mix. One thread each.
 ``scripts/bench_tokenizer_json.py`` prints the same table without asv.
 """
@@ -18,6 +20,10 @@ MODELS = {  # name: (tokenizer.json, native file or None, native pattern)
     "llama3": ("llama3/llama-3.1/tokenizer.json", "llama3/tokenizer.model", "llama3"),
     "qwen2": ("qwen2/qwen2.5/tokenizer.json", None, None),
     "t5": ("t5/sd3-t5xxl/tokenizer.json", "t5/sd3-t5xxl/spiece.model", None),
+    # Llama 2's vocabulary with Phi-3's added tokens (SentencePiece BPE, byte fallback); native:
+    # Llama 2's tokenizer.model
+    "phi3": ("models/hf_tokenizers/phi-3-mini/tokenizer.json", "llama2/tokenizer.model", None),
+    "yi": ("yi/tokenizer.json", None, None),
 }
 SOURCES = ["tokenizer.json", "native", "tokenizers"]
 
@@ -27,7 +33,8 @@ def documents(corpus):
 
 
 def zoo_file(path):
-    full = common.data_dir() / "zoo" / path
+    """A file of ``../shared/data/zoo`` (or of ``../shared/data/models`` for ``models/...``)."""
+    full = common.data_dir() / (path if path.startswith("models/") else "zoo/" + path)
     if not full.is_file():
         common.skip(f"zoo file {path} not found")
     return full
@@ -50,7 +57,7 @@ def encoder(model, source):
         tok = nbtok.get_encoding("gpt2")
     elif native is None:
         common.skip(f"{model} has no native file in the zoo")
-    elif native.endswith("spiece.model"):
+    elif native.endswith(".model") and not native.startswith("llama3/"):
         tok = nbtok.Tokenizer.from_sentencepiece(str(zoo_file(native)))
     else:
         tok = nbtok.Tokenizer.from_tiktoken(str(zoo_file(native)), pattern=pattern)

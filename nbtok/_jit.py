@@ -40,6 +40,7 @@ a 2-core machine shared with other jobs, so 2 threads ran about as fast as 1): p
 ``BatchKernel`` call adds 0.1 us per batch. A forked child: 11-23.7 MB/s on one thread; its
 first batch 3.0 s when the serial twin is not yet cached, 0.02-0.05 s when it is.
 """
+import contextlib
 import os
 
 import numba
@@ -192,3 +193,18 @@ class _CompileNotice(numba.core.event.Listener):
 
 
 numba.core.event.register("numba:compile", _CompileNotice())
+
+
+@contextlib.contextmanager
+def thread_limit(n):
+    """Run the block with Numba's thread count set to ``n`` (clipped to 1 .. NUMBA_NUM_THREADS);
+    ``None`` leaves it as it is. The batch methods' ``num_threads`` argument."""
+    if n is None:
+        yield
+        return
+    old = numba.get_num_threads()
+    numba.set_num_threads(max(1, min(int(n), numba.config.NUMBA_NUM_THREADS)))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(old)

@@ -23,7 +23,8 @@ from tokenizers import AddedToken, Regex, decoders, models, normalizers, pre_tok
 TEXT_FILES = sorted((FIXTURES / "text").glob("*.txt"))
 LLAMA3 = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
           r"|\s*[\r\n]+|\s+(?!\S)|\s+")
-TRAINED = ["bl_gpt2", "bl_llama3", "bl_nfkc", "bl_falcon", "ms_bpe", "unigram", "unigram_bf", "wordpiece"]
+TRAINED = ["bl_gpt2", "bl_llama3", "bl_nfkc", "bl_falcon", "ms_bpe", "llama_bpe", "ms_llama", "unigram", "unigram_bf",
+           "wordpiece"]
 SHARED = ["phi-3-mini", "t5-small"]
 
 
@@ -94,6 +95,18 @@ def _train(name, out):
                                            limit_alphabet=300, show_progress=False))
         t.post_processor = processors.TemplateProcessing(single="<s> $A </s>", special_tokens=[("<s>", 1), ("</s>", 2)])
         t.add_tokens([AddedToken("<|user|>", rstrip=True, normalized=False, special=True)])
+    elif name in ("llama_bpe", "ms_llama"):  # Llama 2 / Phi-3's shape, and Mistral's newer one
+        t = tokenizers.Tokenizer(models.BPE(unk_token="<unk>", fuse_unk=True, byte_fallback=True))
+        if name == "llama_bpe":
+            t.normalizer = normalizers.Sequence([normalizers.Prepend("\u2581"), normalizers.Replace(" ", "\u2581")])
+        else:
+            t.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="first", split=False)
+        t.decoder = decoders.Sequence([decoders.Replace("\u2581", " "), decoders.ByteFallback(), decoders.Fuse(),
+                                       decoders.Strip(" ", 1, 0)])
+        t.train(files, trainers.BpeTrainer(vocab_size=1500, special_tokens=["<unk>", "<s>", "</s>"],
+                                           limit_alphabet=400, show_progress=False))
+        t.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 1)])
+        t.add_tokens([AddedToken("<|user|>", normalized=False, special=True), AddedToken(" world", normalized=False)])
     elif name in ("unigram", "unigram_bf"):
         t = tokenizers.Tokenizer(models.Unigram())
         t.normalizer = normalizers.Sequence([normalizers.NFKC(), normalizers.Replace(Regex(" {2,}"), " ")])
@@ -122,7 +135,7 @@ def _train(name, out):
     t.save(str(path))
     if name == "unigram_bf":
         _add_byte_pieces(path, unigram=True)
-    if name == "ms_bpe":
+    if name in ("ms_bpe", "llama_bpe", "ms_llama"):
         _add_byte_pieces(path)
     return path
 
@@ -181,6 +194,15 @@ def compare(path, texts, add_special_tokens=True):
                     print("ids differ:", repr(texts[d][:120]), r[:20], mine[:20])
             elif list(zip(st[off[d]:off[d + 1]].tolist(), en[off[d]:off[d + 1]].tolist())) != [tuple(o) for o in encs[d].offsets]:
                 bad_off += 1
+    # the ids-only path (which a fused pipeline takes without offsets)
+    r_ids, r_off = tok.encode_batch_ragged(texts, add_special_tokens=add_special_tokens)
+    if not (np.array_equal(np.diff(r_off), lens) and np.array_equal(r_ids, flat)):
+        for d, r in enumerate(ref_ids):
+            if r_ids[r_off[d]:r_off[d + 1]].tolist() != r:
+                bad_ids += 1
+                if bad_ids <= 3:
+                    print("ids (without offsets) differ:", repr(texts[d][:120]), r[:20],
+                          r_ids[r_off[d]:r_off[d + 1]].tolist()[:20])
     ref_dec = ref.decode_batch(ref_ids)
     my_dec = tok.model.decode_batch(ref_ids)
     for d in range(len(ref_ids)):
@@ -224,18 +246,22 @@ def test_committed_text_parity(trained, name):
         assert (bad_ids, bad_off, bad_dec) == (0, 0, 0)
 
 
-def test_bytelevel_files_run_fused(trained):
-    """A byte-level BPE tokenizer.json runs on ByteLevelBPE's kernels (``models/hf_fused.py``);
-    the parity tests above then check the fused pass, and this one that it is taken."""
-    for name in ("bl_gpt2", "bl_llama3", "bl_nfkc"):
-        assert nbtok.Tokenizer.from_huggingface(trained[name]).model.fused is not None, name
-    for name in ("ms_bpe", "unigram", "wordpiece"):
-        assert nbtok.Tokenizer.from_huggingface(trained[name]).model.fused is None, name
+FUSED = {"bl_gpt2": "FusedByteLevel", "bl_llama3": "FusedByteLevel", "bl_nfkc": "FusedByteLevel",
+         "llama_bpe": "FusedSentencePiece", "ms_llama": "FusedSentencePiece"}
+
+
+def test_files_run_fused(trained):
+    """Byte-level BPE runs on ByteLevelBPE's kernels, Llama-style BPE on SentencePieceModel's
+    (``models/hf_fused.py``, ``models/hf_fused_spm.py``); the parity tests above then check the
+    fused pass, and this one that it is taken."""
+    for name in TRAINED:
+        fused = nbtok.Tokenizer.from_huggingface(trained[name]).model.fused
+        assert type(fused).__name__ == FUSED.get(name, "NoneType"), name
 
 
 def test_fused_and_stage_by_stage_agree(trained):
     lines = fixture_lines() + EXTRA
-    for name in ("bl_gpt2", "bl_llama3", "bl_nfkc"):
+    for name in FUSED:
         fused = nbtok.Tokenizer.from_huggingface(trained[name])
         stages = nbtok.Tokenizer.from_huggingface(trained[name])
         stages.model.fused = None

@@ -30,7 +30,8 @@ _NORMAL_FORMS = ("NFC", "NFKC", "NFD", "NFKD")
 
 def fuse(hf):
     """The fused runner for a built ``HuggingFaceModel``, or None."""
-    return _bytelevel(hf)
+    from .hf_fused_spm import fuse_sentencepiece_bpe
+    return _bytelevel(hf) or fuse_sentencepiece_bpe(hf)
 
 
 def _normal_form(cfg):

@@ -222,8 +222,12 @@ class HuggingFaceModel:
             vals[r] = (r << 32) | im
             self.merges.append((a, b))
         self.merge_ids = (keys, vals)   # (left << 32 | right, rank << 32 | merged) in rank order
-        # a repeated pair keeps its LAST rank (HF collects the merges into a HashMap)
-        mm = IntMap.from_arrays(keys[::-1].copy(), vals[::-1].copy())
+        # a repeated pair keeps its LAST rank (HF collects the merges into a HashMap); the map is
+        # filled in rank order, so the common merges sit in their home slots (one probe): filled
+        # rarest first, Phi-3's BPE ran 12% slower
+        _, first_of_reversed = np.unique(keys[::-1], return_index=True)
+        last = np.sort(len(keys) - 1 - first_of_reversed)
+        mm = IntMap.from_arrays(keys[last], vals[last])
         params = np.array([self.unk_id, int(self.fuse_unk), int(self.byte_fallback), int(self.ignore_merges),
                            int(bool(pre)), int(bool(suf))], np.int64)
         self._B = (cmap.keys, cmap.values, self.byte_tok, params,

@@ -13,6 +13,7 @@ reserved. USER_DEFINED pieces also pass through the normalizer untouched.
 import numba
 import numpy as np
 
+from .._jit import thread_limit
 from ..formats.sentencepiece_model import (BPE, BYTE, CONTROL, NORMAL, UNIGRAM, UNKNOWN, UNUSED,
                                            USER_DEFINED, ModelProtoData, read_model_file, read_model_proto,
                                            write_model_proto)
@@ -73,7 +74,10 @@ def _stable_type(a):
 class SentencePieceModel:
     """Implements the Tokenizer model protocol for sentencepiece Unigram and BPE models."""
 
-    def __init__(self, proto: ModelProtoData):
+    def __init__(self, proto: ModelProtoData, merges=None):
+        """``merges`` (BPE only): an ``IntMap`` ``left << 32 | right -> rank << 32 | merged id`` to
+        merge by instead of the one SentencePiece derives from the scores; a ``tokenizer.json``
+        converted from a SentencePiece BPE model lists its merges (``hf_fused_spm``)."""
         self.proto = proto
         t, nspec = proto.trainer, proto.normalizer
         mt = t["model_type"]
@@ -179,13 +183,18 @@ class SentencePieceModel:
                 table, char_syms, dup = kbpe.build_piece_table(pb, proto.piece_offsets, kinds)
                 if dup >= 0:
                     raise ValueError("sentencepiece model: a piece is defined twice")
-                keys, vals, sl, sr = kbpe.build_merges(table, pb, proto.piece_offsets, kinds, self._ranks)
-                self.merges = IntMap.from_arrays(keys, vals)
+                if merges is None:
+                    keys, vals, sl, sr = kbpe.build_merges(table, pb, proto.piece_offsets, kinds, self._ranks)
+                    self.merges = IntMap.from_arrays(keys, vals)
+                else:
+                    sl, sr = self._given_merges(merges)
                 self.P = (table, char_syms, pb, kbpe.build_bigrams(pb, proto.piece_offsets, kinds),
                           self.merges.keys, self.merges.values, new_pair_filter(self.merges.keys), kinds, sl, sr,
                           bool(np.any(kinds == UNUSED)), np.int64(V))
             else:
                 self.trie  # noqa: B018 (checks for repeated pieces)
+                if merges is not None:
+                    self._given_merges(merges)
             # word-by-word merging (and its cache) is exact when no piece can cross a word start
             self._words_ok = bool(kbpe.word_split_ok(pb, proto.piece_offsets, kinds, self.ws_suffix))
             # the hashed word loop: prefix whitespace, no user-defined symbols (which the
@@ -250,7 +259,9 @@ class SentencePieceModel:
             return self._M
         if self._M is None:
             pb, po, kinds, V = self.proto.piece_bytes, self.proto.piece_offsets, self.proto.types, self.V
-            if self.P is None:  # no hashed piece table: the merge table from the trie
+            if self.__dict__.get("_given_splits") is not None:
+                sl, sr = self._given_splits
+            elif self.P is None:  # no hashed piece table: the merge table from the trie
                 keys, vals, sl, sr = kbpe.build_merge_entries(pb, po, kinds, self._ranks, self.trie[0], self.trie[1])
                 self.merges = IntMap.from_arrays(keys, vals)
             else:
@@ -263,6 +274,14 @@ class SentencePieceModel:
                 sid = V + 0x2581
             self._W = (self._words_ok, np.int64(sid), self.ws_suffix)
         return self._M
+
+    def _given_merges(self, merges):
+        """Use ``merges`` (see ``__init__``); a merge result is never UNUSED, so nothing is re-split."""
+        if np.any(self.proto.types == UNUSED):
+            raise ValueError("a BPE model with its own merges has no UNUSED pieces")
+        self.merges = merges
+        self._given_splits = (np.full(self.V, -1, np.int64), np.full(self.V, -1, np.int64))
+        return self._given_splits
 
     @property
     def W(self):
@@ -414,18 +433,17 @@ class SentencePieceModel:
 
         ``num_threads`` (default: Numba's current setting) bounds the threads of this call."""
         self._check_opts(opts)
-        if num_threads is not None:
-            old = numba.get_num_threads()
-            numba.set_num_threads(max(1, min(int(num_threads), numba.config.NUMBA_NUM_THREADS)))
-            try:
-                return self.encode_batch_ragged(texts, add_bos, add_eos, **opts)
-            finally:
-                numba.set_num_threads(old)
         if isinstance(texts, (str, bytes)):
             raise TypeError("encode_batch expects a list of texts, not a single text")
         if not isinstance(texts, (list, tuple)):
             texts = list(texts)
         buf, offsets, _ = pack_utf8(texts, _as_bytes)
+        with thread_limit(num_threads):
+            return self.encode_packed(buf, offsets, texts, add_bos, add_eos)
+
+    def encode_packed(self, buf, offsets, texts, add_bos=False, add_eos=False):
+        """``encode_batch_ragged`` of texts already packed (``text.pack_utf8``: ``buf`` their
+        UTF-8 bytes end to end, ``offsets`` int64[n + 1]); ``texts`` are the texts themselves."""
         n = len(texts)
         res_off = np.zeros(n + 1, np.int64)
         if not n:
@@ -680,12 +698,8 @@ class SentencePieceModel:
         from ..kernels import spm_offsets as koff
         self._check_opts(opts)
         if num_threads is not None:
-            old = numba.get_num_threads()
-            numba.set_num_threads(max(1, min(int(num_threads), numba.config.NUMBA_NUM_THREADS)))
-            try:
+            with thread_limit(num_threads):
                 return self.encode_batch_offsets(texts, add_bos, add_eos)
-            finally:
-                numba.set_num_threads(old)
         if isinstance(texts, (str, bytes)):
             raise TypeError("encode_batch_offsets expects a list of str, not a single text")
         try:

@@ -1,9 +1,10 @@
-"""A SentencePiece charsmap read back as its rules, and a per-text check against per-character flags.
+"""A SentencePiece charsmap read back per character, and a per-text check against per-character flags.
 
 A precompiled charsmap (``normalize.decode_charsmap``) is a darts-clone double-array trie over
 the UTF-8 bytes of each rule's source, whose leaf values point into a pool of NUL-terminated
-replacements. ``charsmap_rules`` walks the trie depth first and lists every rule; loaders that
-must know which characters a rule can start or continue (``models.hf_fused_spm``) read it once.
+replacements. ``charsmap_chars`` walks the trie depth first and says, per character, what its
+own rule is and whether it continues a longer rule; loaders that must know that
+(``models.hf_fused_spm``) read it once.
 ``flagged_rows`` marks the texts of a packed batch that hold a flagged character or string.
 """
 import numpy as np
@@ -11,40 +12,53 @@ import numpy as np
 from .._jit import kernel
 from .normalize import _offset
 
-MAX_KEY = 256  # longest rule source read back, in bytes; a trie with longer keys is refused
+MAX_KEY = 64        # longest rule source read back, in bytes
+MAX_VISITS = 64     # trie positions visited per unit at most (a damaged file stops there)
 
 
 @kernel
-def _grow(a, n):
-    """``a`` with room for at least ``n`` items (doubled)."""
-    if n <= a.shape[0]:
-        return a
-    b = np.empty(max(n, 2 * a.shape[0]), a.dtype)
-    b[:a.shape[0]] = a
-    return b
+def _code_point(buf, i, e):
+    """(code point, length) of the UTF-8 character at ``buf[i]``, or (-1, -1) when the bytes up
+    to ``e`` are not one (a bad lead or continuation byte, a cut character, an overlong form, a
+    surrogate or a value above U+10FFFF)."""
+    b0 = np.int64(buf[i])
+    if b0 < 0x80:
+        return b0, 1
+    if b0 < 0xC2:
+        return -1, -1
+    ln = 2 if b0 < 0xE0 else 3 if b0 < 0xF0 else 4
+    if b0 >= 0xF5 or i + ln > e:
+        return -1, -1
+    cp = b0 & (0x1F if ln == 2 else 0x0F if ln == 3 else 0x07)
+    for k in range(1, ln):
+        b = np.int64(buf[i + k])
+        if (b & 0xC0) != 0x80:
+            return -1, -1
+        cp = (cp << 6) | (b & 0x3F)
+    if (ln == 3 and (cp < 0x800 or 0xD800 <= cp < 0xE000)) or (ln == 4 and (cp < 0x10000 or cp > 0x10FFFF)):
+        return -1, -1
+    return cp, ln
 
 
 @kernel
-def charsmap_rules(units):
-    """``(key_bytes uint8[], key_offsets int64[k + 1], values int64[k], ok)`` of every rule of the
-    trie ``units``: rule i's source is ``key_bytes[key_offsets[i]:key_offsets[i + 1]]`` and its
-    replacement starts at ``pool[values[i]]``. ``ok`` is False when the trie is not a tree of at
-    most ``units.size`` nodes with keys of at most ``MAX_KEY`` bytes (a damaged file): the walk
-    stops there, so any ``units`` array is read in bounds and in ``O(256 * units.size)`` steps."""
+def charsmap_chars(units):
+    """What the rules of the charsmap trie ``units`` say per character: ``(value int64[0x110000],
+    follows bool[0x110000], ok)``. ``value[c]`` is the pool offset of the
+    replacement of the one-character rule ``c`` (-1: none); ``follows[c]`` marks a character at
+    a later position of a longer rule. A string is a rule when the darts lookup accepts it
+    (``normalize.darts_longest``): a node's children are tried label by label, which can also
+    reach units that another node placed there, exactly as a lookup would. ``ok`` is False when
+    the walk stops early: a rule source is longer than ``MAX_KEY`` bytes or not UTF-8, or the
+    walk visits more than ``MAX_VISITS`` positions per unit. Any ``units`` array is read in bounds."""
     n_units = units.shape[0]
-    key_bytes = np.empty(1024, np.uint8)
-    key_offsets = np.zeros(1, np.int64)
-    values = np.empty(0, np.int64)
+    value = np.full(0x110000, -1, np.int64)
+    follows = np.zeros(0x110000, np.bool_)
     if n_units == 0:
-        return key_bytes[:0], key_offsets, values, True
+        return value, follows, True
     base = np.empty(MAX_KEY + 1, np.int64)
     label = np.empty(MAX_KEY + 1, np.int64)
     path = np.empty(MAX_KEY + 1, np.uint8)
-    offs = np.zeros(64, np.int64)
-    vals = np.empty(64, np.int64)
-    k = 0
-    nb = 0
-    visited = 0
+    visits = 0
     depth = 0
     base[0] = _offset(units[0])
     label[0] = 1
@@ -57,45 +71,29 @@ def charsmap_rules(units):
         p = base[depth] ^ c
         if p < 0 or p >= n_units or (np.int64(units[p]) & 0x800000FF) != c:
             continue
-        visited += 1
-        if visited > n_units:
-            return key_bytes[:nb], offs[:k + 1], vals[:k], False
+        visits += 1
         u = np.int64(units[p])
         q = p ^ _offset(u)
-        if q < 0 or q >= n_units:
-            return key_bytes[:nb], offs[:k + 1], vals[:k], False
+        if visits > MAX_VISITS * n_units or q < 0 or q >= n_units or depth + 1 >= MAX_KEY:
+            return value, follows, False
         path[depth] = c
         if (u >> 8) & 1:   # a rule ends here: its leaf is the child labelled 0
-            key_bytes = _grow(key_bytes, nb + depth + 1)
-            key_bytes[nb:nb + depth + 1] = path[:depth + 1]
-            nb += depth + 1
-            offs = _grow(offs, k + 2)
-            vals = _grow(vals, k + 1)
-            vals[k] = np.int64(units[q]) & 0x7FFFFFFF
-            k += 1
-            offs[k] = nb
-        if depth + 1 >= MAX_KEY:
-            return key_bytes[:nb], offs[:k + 1], vals[:k], False
+            i = 0
+            k = 0
+            while i <= depth:
+                cp, ln = _code_point(path, i, depth + 1)
+                if ln < 0:
+                    return value, follows, False
+                if k > 0:
+                    follows[cp] = True
+                i += ln
+                k += 1
+            if k == 1:
+                value[_code_point(path, 0, depth + 1)[0]] = np.int64(units[q]) & 0x7FFFFFFF
         depth += 1
         base[depth] = q
         label[depth] = 1
-    return key_bytes[:nb], offs[:k + 1], vals[:k], True
-
-
-@kernel
-def _code_point(buf, i, e):
-    """(code point, length) of the UTF-8 character at ``buf[i]`` (valid UTF-8 up to ``e``)."""
-    b0 = np.int64(buf[i])
-    if b0 < 0x80:
-        return b0, 1
-    if b0 < 0xE0:
-        return ((b0 & 0x1F) << 6) | (np.int64(buf[min(i + 1, e - 1)]) & 0x3F), 2
-    if b0 < 0xF0:
-        return ((b0 & 0x0F) << 12) | ((np.int64(buf[min(i + 1, e - 1)]) & 0x3F) << 6) \
-            | (np.int64(buf[min(i + 2, e - 1)]) & 0x3F), 3
-    cp = ((b0 & 0x07) << 18) | ((np.int64(buf[min(i + 1, e - 1)]) & 0x3F) << 12) \
-        | ((np.int64(buf[min(i + 2, e - 1)]) & 0x3F) << 6) | (np.int64(buf[min(i + 3, e - 1)]) & 0x3F)
-    return min(cp, 0x10FFFF), 4
+    return value, follows, True
 
 
 @kernel
@@ -130,7 +128,7 @@ def flagged_rows(buf, offsets, flags, lead_flags, strings, string_offsets):
     for d in range(n):
         s = offsets[d]
         e = offsets[d + 1]
-        if s < e and lead_flags.shape[0] > 0 and lead_flags[_code_point(buf, s, e)[0]]:
+        if s < e and lead_flags.shape[0] > 0 and lead_flags[max(_code_point(buf, s, e)[0], 0)]:
             out[d] = True
             continue
         i = s
@@ -141,6 +139,8 @@ def flagged_rows(buf, offsets, flags, lead_flags, strings, string_offsets):
                 break
             if chars:
                 cp, ln = _code_point(buf, i, e)
+                if ln < 0:   # (not reached: the batch is packed from str)
+                    cp, ln = 0xFFFD, 1
                 if flags[cp]:
                     out[d] = True
                     break

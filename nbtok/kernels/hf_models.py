@@ -14,10 +14,11 @@ BPE merging is ``kernels/bpe.py::bpe_merge``; the symbol groups are read back fr
 list (``nxt``), which it leaves intact.
 """
 import numpy as np
-from .._jit import kernel
+from .._jit import kernel, leaf_kernel
 from .bpe import bpe_merge, new_scratch
 from .hashmap import bytesmap_get, intmap_get
 from .hf_text import END, START, TOK, _utf8_put
+from .normalize import one_char_len
 from .trie import common_prefix_search
 
 # BPE params (int64 array)
@@ -225,25 +226,25 @@ def wordlevel_range(U, lo, hi, cps, V, unk_id, slot, out_ids, out_s, out_e, coun
 
 
 # ------------------------------------------------------------------ Unigram (HF rules: f64, fuse_unk)
-@kernel
-def unigram_word(cps, s, e, V, G, out_ids, out_s, out_e, pos, sc):
-    """HF ``Unigram::encode_optimized`` + ``tokenize`` on one word.
+@leaf_kernel
+def unigram_best_path(size, G, sc):
+    """HF ``Unigram::encode_optimized`` on the UTF-8 word ``sc[0][:size]``: the Viterbi in f64
+    (a later candidate wins only if strictly better), then the backtrack with runs of unknown
+    characters fused. Writes the pieces' byte spans last to first at ``res_s`` / ``res_e``
+    (``sc[6]``, ``sc[7]``) and their ids at ``pids`` (``sc[8]``; -1 for a fused run of unknown
+    characters, whose text HF looks up: it may be a piece), and returns their count.
     G = (bc, value, scores f64, params int64[unk_id, fuse_unk, byte_fallback], unk_score f64[1], byte_tok)."""
     bc, value, scores, params, unk_score_a, byte_tok = G
     buf, b2c, cstart, best, starts, node_id, res_s, res_e, pids, plens = sc
-    n = e - s
-    if n == 0:
-        return pos
-    size = unit_bytes(cps, s, e, buf, b2c, cstart)
     unk_id = params[0]
     unk_score = unk_score_a[0]
     for b in range(size + 1):
         starts[b] = -1
         best[b] = 0.0
         node_id[b] = -1
-    for i in range(s, e):
-        sa = cstart[i - s]
-        mblen = cstart[i - s + 1] - sa
+    sa = 0
+    while sa < size:
+        mblen = one_char_len(buf[sa], size - sa)
         here = best[sa]
         cnt = common_prefix_search(bc, value, buf, sa, size, pids, plens)
         has_single = False
@@ -263,10 +264,16 @@ def unigram_word(cps, s, e, V, G, out_ids, out_s, out_e, pos, sc):
                 best[kp] = cand
                 starts[kp] = sa
                 node_id[kp] = unk_id
-    # backtrack into (start, end, id) triples, fusing unks
+        sa += mblen
+    return unigram_backtrack(size, unk_id, params[1] != 0, sc)
+
+
+@leaf_kernel
+def unigram_backtrack(size, unk_id, fuse, sc):
+    """The pieces of the best path of ``unigram_best_path``'s lattice, as it returns them."""
+    starts, node_id, res_s, res_e, pids = sc[4], sc[5], sc[6], sc[7], sc[8]
     r = 0
     ends_at = size
-    fuse = params[1] != 0
     tok_end = -1
     while ends_at > 0:
         st = starts[ends_at]
@@ -278,16 +285,33 @@ def unigram_word(cps, s, e, V, G, out_ids, out_s, out_e, pos, sc):
             if tok_end >= 0:
                 res_s[r] = ends_at
                 res_e[r] = tok_end
+                pids[r] = -1
                 r += 1
                 tok_end = -1
             res_s[r] = st
             res_e[r] = ends_at
+            pids[r] = nid
             r += 1
         ends_at = st
     if tok_end >= 0:
         res_s[r] = 0
         res_e[r] = tok_end
+        pids[r] = -1
         r += 1
+    return r
+
+
+@kernel
+def unigram_word(cps, s, e, V, G, out_ids, out_s, out_e, pos, sc):
+    """HF ``Unigram::encode_optimized`` + ``tokenize`` on one word (``unigram_best_path``)."""
+    params, byte_tok = G[3], G[5]
+    buf, b2c, cstart, best, starts, node_id, res_s, res_e, pids, plens = sc
+    n = e - s
+    if n == 0:
+        return pos
+    size = unit_bytes(cps, s, e, buf, b2c, cstart)
+    unk_id = params[0]
+    r = unigram_best_path(size, G, sc)
     # emit in order, looking each string up (an unk string may be a piece)
     for q in range(r - 1, -1, -1):
         b0 = res_s[q]

@@ -338,7 +338,7 @@ def unit_child(units, node, c):
 
 
 # ------------------------------------------------------------------ search
-@kernel
+@leaf_kernel
 def common_prefix_search(bc, value, text, start, end, out_ids, out_lens):
     """Every key that is a prefix of ``text[start:end]``: fills ids/lengths, returns the count."""
     node = 0

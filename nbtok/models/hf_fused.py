@@ -30,8 +30,8 @@ _NORMAL_FORMS = ("NFC", "NFKC", "NFD", "NFKD")
 
 def fuse(hf):
     """The fused runner for a built ``HuggingFaceModel``, or None."""
-    from .hf_fused_spm import fuse_sentencepiece_bpe
-    return _bytelevel(hf) or fuse_sentencepiece_bpe(hf)
+    from .hf_fused_spm import fuse_sentencepiece_bpe, fuse_sentencepiece_unigram
+    return _bytelevel(hf) or fuse_sentencepiece_bpe(hf) or fuse_sentencepiece_unigram(hf)
 
 
 def _normal_form(cfg):

@@ -1,6 +1,6 @@
-"""tokenizer.json files converted from SentencePiece BPE run on ``SentencePieceModel``'s kernels.
+"""tokenizer.json files converted from SentencePiece run on SentencePiece's kernels.
 
-Llama 2, Mistral, Phi-3, Yi and most SentencePiece-derived BPE files have one shape: the
+**BPE.** Llama 2, Mistral, Phi-3, Yi and most SentencePiece-derived BPE files have one shape: the
 normalizer ``Prepend("▁")`` + ``Replace(" ", "▁")`` (or only the ``Replace``; or no normalizer and
 a ``Metaspace`` pre-tokenizer that does not split), no other pre-tokenizer, and a ``BPE`` model
 with ``byte_fallback``, no dropout, subword prefix or suffix. HF runs BPE over the whole text as
@@ -13,8 +13,22 @@ SentencePiece's with no charsmap, ``escape_whitespaces`` on, ``remove_extra_whit
 and ``add_dummy_prefix`` as the ``Prepend`` (HF prepends only to a non-empty text, as
 SentencePiece does; HF's ``Metaspace`` also skips a text that starts with a space or ``▁``).
 
-Texts that hold an added token, or the unknown token's text, run stage by stage: HF cuts them
-out before normalizing, and SentencePiece does not know them. Checking a text costs one pass of
+**Unigram.** T5, mT5, ALBERT, XLNet, Pegasus files normalize with the model's charsmap
+(``Precompiled``) and then either ``WhitespaceSplit`` + ``Metaspace``, or ``Strip`` (right) +
+``Replace(" {2,}", "▁")`` + ``Metaspace``, both splitting before each ``▁``: on the texts below
+that is SentencePiece's normalizer with ``add_dummy_prefix``, ``remove_extra_whitespaces`` and
+``escape_whitespaces``, cut before each ``▁``. HF's Unigram then runs word by word in f64
+(``kernels.hf_unigram``, with a word cache), not SentencePiece's float32 lattice over the whole
+text, whose rounding differs on near-ties. The two normalizations differ where HF's
+``Precompiled`` looks up a grapheme cluster whole and SentencePiece matches the longest rule
+(a text holding a character that continues a multi-character rule), where a character maps to
+whitespace other than U+0020 (HF's splits and ``Strip`` take all Unicode whitespace), where the
+text holds ``▁`` or a character mapped to it, and, after ``Strip``, where the first character
+maps to nothing: such texts are flagged from the charsmap's own rules (``kernels.charsmap``).
+
+Texts that hold an added token or the unknown token's text, or a character the charsmap maps to
+text holding a character of a ``normalized`` added token, run stage by stage: HF cuts added
+tokens out before normalizing (the normalized ones after), and SentencePiece does not know them. Checking a text costs one pass of
 ``kernels.charsmap.flagged_rows`` over the batch's bytes.
 """
 import numpy as np
@@ -25,6 +39,9 @@ from ..text import pack_utf8
 
 SPACE = "\u2581"
 _NO_CHARS = np.zeros(0, np.bool_)
+# what str.isspace accepts: Unicode White_Space (HF's char::is_whitespace) and U+001C..U+001F
+WHITESPACE = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) \
+    + "\u2028\u2029\u202f\u205f\u3000"
 
 
 def _string(pattern):
@@ -129,6 +146,109 @@ def fuse_sentencepiece_bpe(hf):
     return FusedSentencePiece(model, _NO_CHARS, lead, *_strings(contents))
 
 
+def _unigram_shape(normalizer, pre):
+    """``(charsmap base64 or None, strips)`` when the stages are one of the two Unigram shapes
+    (module docstring), else None; ``strips``: the ``Strip`` + ``Replace`` shape."""
+    def precompiled(cfg):
+        return isinstance(cfg, dict) and cfg.get("type") == "Precompiled"
+    items = normalizer.get("normalizers") if isinstance(normalizer, dict) and normalizer.get("type") == "Sequence" \
+        else [normalizer]
+    if not isinstance(items, list) or not items or not precompiled(items[0]):
+        return None
+    charsmap = items[0].get("precompiled_charsmap")
+    if len(items) == 1:
+        steps = pre.get("pretokenizers") if isinstance(pre, dict) and pre.get("type") == "Sequence" else None
+        if (isinstance(steps, list) and len(steps) == 2 and isinstance(steps[0], dict)
+                and steps[0].get("type") == "WhitespaceSplit" and _metaspace_prefix(steps[1], split=True)):
+            return charsmap, False
+        return None
+    strip, replace = items[1:] if len(items) == 3 else (None, None)
+    if (isinstance(strip, dict) and strip.get("type") == "Strip" and not strip.get("strip_left", True)
+            and strip.get("strip_right", True) and isinstance(replace, dict) and replace.get("type") == "Replace"
+            and isinstance(replace.get("pattern"), dict) and replace["pattern"].get("Regex") == " {2,}"
+            and replace.get("content") == SPACE and _metaspace_prefix(pre, split=True)):
+        return charsmap, True
+    return None
+
+
+def _charsmap_flags(units, pool, normalized_contents, strips):
+    """``(flags, lead_flags)`` of ``kernels.charsmap.flagged_rows`` for a Unigram file whose
+    charsmap is ``units`` / ``pool`` (module docstring), or None when the charsmap cannot be read
+    back (then the file runs stage by stage)."""
+    from ..kernels.charsmap import charsmap_chars
+    value, follows, ok = charsmap_chars(units)
+    if not ok:
+        return None
+    raw = pool.tobytes()
+    flags = follows.copy()
+    lead = np.zeros(0x110000, np.bool_) if strips else _NO_CHARS
+    content_chars = set("".join(normalized_contents))
+    for c in WHITESPACE:
+        flags[ord(c)] |= c != " " and value[ord(c)] < 0
+    flags[ord(SPACE)] = True
+    for cp in np.flatnonzero(value >= 0).tolist():
+        v = int(value[cp])
+        try:
+            mapped = raw[v:raw.index(b"\0", v)].decode("utf-8")
+        except (UnicodeDecodeError, ValueError):
+            return None
+        c = chr(cp)
+        if (SPACE in mapped or any(ch in WHITESPACE and ch != " " for ch in mapped)
+                or (mapped != c and not content_chars.isdisjoint(mapped))):
+            flags[cp] = True
+        if strips and not mapped:
+            lead[cp] = True
+    return flags, lead
+
+
+def fuse_sentencepiece_unigram(hf):
+    """The fused runner for a SentencePiece-style Unigram ``HuggingFaceModel``, or None."""
+    import base64
+    from .sentencepiece import normalizer_arrays
+    cfg = hf.config
+    tokens = hf.model_tokens
+    if (hf.kind != "Unigram" or hf.unk_id < 0 or hf.byte_fallback or any(not t for t in tokens)
+            or len(set(tokens)) != len(tokens)):
+        return None   # (a piece twice: HF's lookup by text picks one of the two ids)
+    shape = _unigram_shape(cfg.get("normalizer"), cfg.get("pre_tokenizer"))
+    if shape is None:
+        return None
+    charsmap, strips = shape
+    try:
+        blob = base64.b64decode(charsmap, validate=True) if charsmap else b""
+        spec = {"precompiled_charsmap": blob, "add_dummy_prefix": True, "remove_extra_whitespaces": True,
+                "escape_whitespaces": True}
+        N = normalizer_arrays(spec)
+    except (ValueError, TypeError):
+        return None   # the stage-by-stage path reports a broken charsmap
+    contents = [a["content"] for a in hf.added] + [hf.model_tokens[hf.unk_id]]
+    # HF finds a normalized added token in the normalized text: a character the charsmap maps
+    # to text holding one of its characters may make one (the others HF finds in the raw text)
+    checks = _charsmap_flags(N[0], N[1], [a["content"] for a in hf.added if a["normalized"]], strips)
+    if checks is None:
+        return None
+    return FusedUnigram(N, (hf._G, hf._V, _automaton(hf, N[1])), *checks, *_strings(contents))
+
+
+def _automaton(hf, pool):
+    """The Aho-Corasick automaton of the Unigram trie (``kernels.hf_unigram.best_path_automaton``),
+    or empty arrays where it cannot serve (pieces or charsmap not valid UTF-8, a limit of
+    ``kernels.aho_corasick``): then each word takes the trie walk."""
+    from ..kernels.aho_corasick import build_automaton
+    from ..kernels.trie import labelled_units
+    from ..kernels.unigram import lattice_utf8_ok, pack_lattice_trie
+    none = (np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32))
+    bc, value = hf._G[0], hf._G[1]
+    mv = hf.model_vocab
+    if not lattice_utf8_ok(mv.piece_bytes, mv.piece_offsets, np.arange(len(hf.model_tokens)), pool):
+        return none
+    units = labelled_units(bc, value)
+    if units.dtype != np.uint32:
+        return none
+    au, outs, rec = build_automaton(units, bc, pack_lattice_trie(value, hf.scores.astype(np.float32)))
+    return (au, outs, rec) if au.shape[0] else none
+
+
 class FusedSentencePiece:
     """A SentencePiece-shaped tokenizer.json on ``SentencePieceModel``'s kernels, for the texts
     where the two compute the same (``flags`` / ``lead_flags`` / ``strings``: see
@@ -163,4 +283,60 @@ class FusedSentencePiece:
             buf, off, _ = pack_utf8(texts)
         with thread_limit(num_threads):
             ids, doc_off = self.model.encode_packed(buf, off, texts)
+        return rows, (ids, None, None, doc_off, None, None)
+
+
+class FusedUnigram(FusedSentencePiece):
+    """A SentencePiece-style Unigram tokenizer.json on ``kernels.hf_unigram`` (module docstring)."""
+
+    def __init__(self, N, H, flags, lead_flags, strings, string_offsets):
+        self.N, self.H = N, H
+        self._check = (flags, lead_flags, strings, string_offsets)
+
+    def encode(self, text, split_special_tokens):
+        from ..kernels import hf_unigram as K
+        buf, offsets, _ = pack_utf8([text])
+        if self._flagged(buf, offsets)[0]:
+            return None
+        return K.encode_one(buf, self.N, self.H)
+
+    def encode_batch(self, texts, split_special_tokens, num_threads, offsets):
+        """As ``FusedSentencePiece.encode_batch``."""
+        import numba
+        from ..kernels import hf_unigram as K
+        from ..kernels.ragged import batch_chunks, chunk_bounds, gather_chunks
+        if offsets:
+            return None
+        buf, off, _ = pack_utf8(texts)
+        flagged = self._flagged(buf, off)
+        rows = None
+        if flagged.any():
+            rows = np.flatnonzero(~flagged).tolist()
+            if not rows:
+                return None
+            texts = [texts[k] for k in rows]
+            buf, off, _ = pack_utf8(texts)
+        n = len(texts)
+        out_offsets = np.zeros(n + 1, np.int64)
+        np.cumsum(np.diff(off) + 4, out=out_offsets[1:])
+        out = np.empty(int(out_offsets[-1]), np.int32)
+        counts = np.empty(n, np.int64)
+        with thread_limit(num_threads):
+            workers = max(1, min(numba.get_num_threads(), n))
+            bounds = chunk_bounds(off, batch_chunks(n, buf.shape[0], workers))
+            used = np.empty(bounds.size - 1, np.int64)
+            K.encode_batch((buf, off), self.N, self.H, bounds, workers, (out_offsets, out, counts, used))
+        ids = gather_chunks(out, out_offsets, bounds, used)
+        redo = np.flatnonzero(counts < 0)
+        if redo.size:   # a normalization that expands the text: those documents one at a time
+            parts, prev, starts = [], 0, np.concatenate([[0], np.cumsum(np.maximum(counts, 0))])
+            for d in redo.tolist():
+                extra = K.encode_one(buf[off[d]:off[d + 1]], self.N, self.H)
+                parts += [ids[starts[prev]:starts[d]], extra]
+                counts[d] = extra.size
+                prev = d + 1
+            parts.append(ids[starts[prev]:])
+            ids = np.concatenate(parts)
+        doc_off = np.zeros(n + 1, np.int64)
+        np.cumsum(counts, out=doc_off[1:])
         return rows, (ids, None, None, doc_off, None, None)

@@ -71,6 +71,20 @@ def _stable_type(a):
     return True
 
 
+def normalizer_arrays(spec, ws_suffix=False, ud_trie=None):
+    """The normalizer tuple ``N`` the kernels take (``kernels.normalize.normalize_into``) for a
+    ``NormalizerSpec`` dict: its charsmap's trie and pool, the byte filter and classes, the
+    user-defined symbols' trie (``ud_trie``, none by default) and the flags."""
+    units, pool = knorm.decode_charsmap(spec["precompiled_charsmap"])
+    flags = np.array([spec["add_dummy_prefix"], spec["remove_extra_whitespaces"], spec["escape_whitespaces"],
+                      ws_suffix], np.int64)
+    if ud_trie is None:
+        ud_trie = (np.zeros(0, np.int32), np.zeros(0, np.int32))
+    root_ok = knorm.root_filter(units)
+    return (units, pool, root_ok, ud_trie[0], ud_trie[1], flags,
+            knorm.byte_classes(units, pool, root_ok, ud_trie[0], ud_trie[1]))
+
+
 class SentencePieceModel:
     """Implements the Tokenizer model protocol for sentencepiece Unigram and BPE models."""
 
@@ -135,22 +149,12 @@ class SentencePieceModel:
         self.ud_trie = build_trie(pb, proto.piece_offsets, ud) if ud.size else (np.zeros(0, np.int32), np.zeros(0, np.int32))
 
         # ---- normalizer / denormalizer
-        units, pool = knorm.decode_charsmap(nspec["precompiled_charsmap"])
         self.ws_suffix = bool(t["treat_whitespace_as_suffix"])
-        flags = np.array([nspec["add_dummy_prefix"], nspec["remove_extra_whitespaces"],
-                          nspec["escape_whitespaces"], self.ws_suffix], np.int64)
-        root_ok = knorm.root_filter(units)
-        self.N = (units, pool, root_ok, self.ud_trie[0], self.ud_trie[1], flags,
-                  knorm.byte_classes(units, pool, root_ok, self.ud_trie[0], self.ud_trie[1]))
+        self.N = normalizer_arrays(nspec, self.ws_suffix, self.ud_trie)
         self.denorm = None
         d = proto.denormalizer
         if d is not None and d["precompiled_charsmap"]:
-            du, dp = knorm.decode_charsmap(d["precompiled_charsmap"])
-            dflags = np.array([d["add_dummy_prefix"], d["remove_extra_whitespaces"],
-                               d["escape_whitespaces"], False], np.int64)
-            dok = knorm.root_filter(du)
-            z = np.zeros(0, np.int32)
-            self.denorm = (du, dp, dok, z, z, dflags, knorm.byte_classes(du, dp, dok, z, z))
+            self.denorm = normalizer_arrays(d)
             # its rules rewrite pieces by the ones after them: a stream holds back 4 (stream.py)
             self.stream_lookahead = 4
         self.unk_surface = np.frombuffer(t["unk_surface"].encode("utf-8"), np.uint8).copy()

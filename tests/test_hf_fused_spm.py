@@ -1,0 +1,150 @@
+"""SentencePiece-shaped tokenizer.json files run fused (``models/hf_fused_spm.py``) and give HF's ids.
+
+The Unigram files are written here the way HF's converters write T5 / ALBERT files, in both
+shapes (``Precompiled`` + ``WhitespaceSplit`` + ``Metaspace``, the older one; ``Precompiled`` +
+``Strip`` + ``Replace(" {2,}", "▁")`` + ``Metaspace``, today's), around a Unigram model that
+``sentencepiece`` trains on the committed text, with added tokens. Each is loaded by HF
+``tokenizers`` (the oracle) and by nbtok; every id is compared on the committed text, the edge
+cases, texts that hold added tokens, and arbitrary Unicode (hypothesis), through the batch and
+the single-text calls. The Llama-style BPE files are trained in ``test_huggingface.py``
+(``llama_bpe``, ``ms_llama``); the real files of ``../shared/data`` (T5, Phi-3, Yi) are compared
+on the shared corpora when that folder exists.
+"""
+import base64
+import json
+import os
+
+import numpy as np
+import pytest
+
+spm = pytest.importorskip("sentencepiece")
+tokenizers = pytest.importorskip("tokenizers")
+
+import nbtok  # noqa: E402
+from conftest import corpus_lines, shared_data_dir  # noqa: E402
+from test_sentencepiece import EDGE_CASES, fixture_lines, train  # noqa: E402
+
+SPACE = "\u2581"
+CORPUS_STEP = int(os.environ.get("NBTOK_CORPUS_STEP", "100"))
+ADDED = ["<extra_id_0>", "<extra_id_1>", "<sep>"]
+MORE = ["<extra_id_0> fill <extra_id_1>", "x<sep>y", "＜sep＞ fullwidth", "\u2581\u2581a \u2581", "a\u2581",
+        "  leading", "\u200bleading", "\u200b lead", "trailing \u3000", "a\u00a0b\u2009c\u202fd", "tab\tand\nnewline",
+        "\u0041\u030a \u212b \u00c5", "\uff21\uff22", "\u00a8a x\u00a8", "ﬁ ﬂ", "\u1100\u1161\u11a8"]
+
+
+@pytest.fixture(scope="module")
+def unigram_model(tmp_path_factory):
+    path = tmp_path_factory.mktemp("fused_spm") / "uni.model"
+    train(path, fixture_lines(), model_type="unigram", vocab_size=2000)
+    return path
+
+
+def t5_json(model_path, shape):
+    """A tokenizer.json as HF's T5 converter writes it (``shape``: "strip" or "whitespace")."""
+    tok = nbtok.Tokenizer.from_sentencepiece(str(model_path))
+    proto = tok.model.proto
+    charsmap = base64.b64encode(bytes(proto.normalizer["precompiled_charsmap"])).decode("ascii")
+    n = proto.types.size
+    pieces = [tok.model.id_to_piece(i) for i in range(n)]
+    vocab = [[p, float(s)] for p, s in zip(pieces, proto.scores.tolist())]
+    unk = int(np.flatnonzero(proto.types == 2)[0])
+    added = [{"id": i, "content": pieces[i], "single_word": False, "lstrip": False, "rstrip": False,
+              "normalized": False, "special": True} for i in np.flatnonzero(proto.types == 3).tolist() + [unk]]
+    for k, text in enumerate(ADDED):   # "<sep>" is found in the normalized text ("＜sep＞" too)
+        vocab.append([text, 0.0])
+        added.append({"id": n + k, "content": text, "single_word": False, "lstrip": False, "rstrip": False,
+                      "normalized": text == "<sep>", "special": True})
+    if shape == "strip":
+        normalizer = {"type": "Sequence", "normalizers": [
+            {"type": "Precompiled", "precompiled_charsmap": charsmap},
+            {"type": "Strip", "strip_left": False, "strip_right": True},
+            {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": SPACE}]}
+        pre = {"type": "Metaspace", "replacement": SPACE, "prepend_scheme": "always", "split": True}
+    else:
+        normalizer = {"type": "Precompiled", "precompiled_charsmap": charsmap}
+        pre = {"type": "Sequence", "pretokenizers": [
+            {"type": "WhitespaceSplit"}, {"type": "Metaspace", "replacement": SPACE, "add_prefix_space": True}]}
+    return {"version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
+            "normalizer": normalizer, "pre_tokenizer": pre,
+            "post_processor": {"type": "TemplateProcessing", "single": [{"Sequence": {"id": "A", "type_id": 0}},
+                                                                       {"SpecialToken": {"id": "</s>", "type_id": 0}}],
+                               "pair": [{"Sequence": {"id": "A", "type_id": 0}}],
+                               "special_tokens": {"</s>": {"id": "</s>", "ids": [pieces.index("</s>")],
+                                                           "tokens": ["</s>"]}}},
+            "decoder": {"type": "Metaspace", "replacement": SPACE, "prepend_scheme": "always", "split": True},
+            "model": {"type": "Unigram", "unk_id": unk, "vocab": vocab, "byte_fallback": False}}
+
+
+@pytest.fixture(scope="module", params=["strip", "whitespace"])
+def unigram_pair(request, unigram_model, tmp_path_factory):
+    path = tmp_path_factory.mktemp("fused_json") / f"t5_{request.param}.json"
+    path.write_text(json.dumps(t5_json(unigram_model, request.param), ensure_ascii=False), encoding="utf-8")
+    return tokenizers.Tokenizer.from_file(str(path)), nbtok.Tokenizer.from_huggingface(path)
+
+
+def mismatches(ref, tok, lines, add_special_tokens=True):
+    """Lines whose ids differ between HF and nbtok (batch call, then the single-text call)."""
+    want = [e.ids for e in ref.encode_batch(lines, add_special_tokens=add_special_tokens)]
+    ids, off = tok.encode_batch_ragged(lines, add_special_tokens=add_special_tokens)
+    bad = [k for k in range(len(lines)) if ids[off[k]:off[k + 1]].tolist() != want[k]]
+    bad += [k for k in range(len(lines)) if tok.encode(lines[k], add_special_tokens=add_special_tokens).tolist()
+            != want[k]]
+    return sorted(set(bad))
+
+
+def test_unigram_files_run_fused(unigram_pair):
+    assert type(unigram_pair[1].model.fused).__name__ == "FusedUnigram"
+
+
+def test_unigram_committed_text(unigram_pair):
+    ref, tok = unigram_pair
+    lines = fixture_lines() + EDGE_CASES + MORE
+    for add in (True, False):
+        bad = mismatches(ref, tok, lines, add)
+        assert not bad, f"{len(bad)} of {len(lines)} lines differ, e.g. {[lines[k] for k in bad[:3]]!r}"
+
+
+def test_unigram_flags_send_texts_stage_by_stage(unigram_pair):
+    """The texts where the two normalizations part are the ones flagged (each of these would
+    differ fused), and plain text is not."""
+    from nbtok.text import pack_utf8
+    fused = unigram_pair[1].model.fused
+    flagged = ["a\u2581b", "x <sep> y", "e\u0301", "\uff1csep\uff1e"]
+    plain = ["Hello world", "  two  spaces  ", "日本語", "Привет"]
+    buf, off, _ = pack_utf8(flagged + plain)
+    assert fused._flagged(buf, off).tolist() == [True] * len(flagged) + [False] * len(plain)
+
+
+def test_unigram_random_unicode(unigram_pair):
+    hypothesis = pytest.importorskip("hypothesis")
+    from hypothesis import strategies as st
+    ref, tok = unigram_pair
+    alphabet = st.one_of(st.characters(codec="utf-8"), st.sampled_from(
+        list(" \u2581\u3000\u00a0\t\u200b\u0301\u00a8\uff21") + ADDED + ["  ", "ing", "the "]))
+
+    @hypothesis.settings(max_examples=300, deadline=None, database=None)
+    @hypothesis.given(st.lists(st.lists(alphabet, max_size=20).map("".join), min_size=1, max_size=8))
+    def check(texts):
+        assert not mismatches(ref, tok, texts)
+    check()
+
+
+# ---------------------------------------------------------------- real files of ../shared/data
+SHARED = {"t5-small": "models/hf_tokenizers/t5-small/tokenizer.json", "t5-xxl": "zoo/t5/sd3-t5xxl/tokenizer.json",
+          "phi-3": "models/hf_tokenizers/phi-3-mini/tokenizer.json", "yi": "zoo/yi/tokenizer.json"}
+KIND = {"t5-small": "FusedUnigram", "t5-xxl": "FusedUnigram", "phi-3": "FusedSentencePiece",
+        "yi": "FusedSentencePiece"}
+
+
+@pytest.mark.parametrize("name", sorted(SHARED))
+def test_shared_files(name):
+    root = shared_data_dir()
+    if root is None:
+        pytest.skip("../shared/data is absent (set NBTOK_SHARED_DATA): shared tokenizer.json files skipped")
+    path = root / SHARED[name]
+    ref, tok = tokenizers.Tokenizer.from_file(str(path)), nbtok.Tokenizer.from_huggingface(path)
+    assert type(tok.model.fused).__name__ == KIND[name]
+    lines = [line for k, (_, line) in enumerate(corpus_lines(root)) if k % CORPUS_STEP == 0] + EDGE_CASES + MORE
+    bad = mismatches(ref, tok, lines)
+    print(f"{name}: {len(lines)} lines, {len(bad)} differ")
+    assert not bad, f"{name}: {len(bad)} of {len(lines)} lines differ, e.g. {[lines[k] for k in bad[:3]]!r}"

@@ -2,10 +2,13 @@
 ``from nbtok.compat.sentencepiece import SentencePieceProcessor``.
 
 The calls of sentencepiece 0.2's Python API with its argument names, defaults and return types
-(ints or piece strings, one text or a batch), in snake_case and CamelCase. What nbtok cannot
-answer exactly raises ``NotImplementedError`` naming the call: protobuf outputs
-(``out_type='serialized_proto' / 'immutable_proto'``),
-``sample_encode_and_score_*``, ``set_vocabulary``, ``normalize``. Sampling draws from the same
+(ints or piece strings, one text or a batch), in snake_case and CamelCase. The protobuf outputs
+(``out_type='serialized_proto'``: the bytes of a ``SentencePieceText``, byte for byte
+sentencepiece's; ``out_type='immutable_proto'``: sentencepiece 0.2.1's ``ImmutableSentencePieceText``
+objects, begin / end in characters) are built in ``_spm_proto``. What nbtok cannot answer exactly
+raises ``NotImplementedError`` naming the call: ``out_type='proto'`` (a protobuf message in
+sentencepiece 0.2.3), ``sample_encode_and_score_*``, ``set_vocabulary``, ``normalize``,
+``override_normalizer_spec``. Sampling draws from the same
 distributions as sentencepiece with nbtok's own random generator, so a seeded sequence of
 samples differs from sentencepiece's.
 
@@ -20,16 +23,32 @@ import numpy as np
 from ..formats._atomic import write_many_atomic
 from ..formats.sentencepiece_model import BYTE, CONTROL, UNKNOWN, UNUSED
 from ..tokenizer import Tokenizer
+from . import _spm_proto as _P
+from ._spm_proto import (ImmutableNBestSentencePieceText, ImmutableSentencePieceText,
+                         ImmutableSentencePieceText_ImmutableSentencePiece)
 
 #: the sentencepiece release whose Python API this module follows
 __version__ = "0.2.1"
 
 __all__ = ["SentencePieceProcessor", "SentencePieceTrainer", "SentencePieceNormalizer",
-           "set_random_generator_seed", "set_min_log_level"]
+           "ImmutableSentencePieceText", "ImmutableSentencePieceText_ImmutableSentencePiece",
+           "ImmutableNBestSentencePieceText", "set_random_generator_seed", "set_min_log_level"]
 
 
 def _unsupported(call, why):
     raise NotImplementedError(f"{call} is not implemented by nbtok.compat.sentencepiece: {why}")
+
+
+_PROTO = ("serialized_proto", "immutable_proto")
+
+
+def _bad_out_type(call, out_type):
+    if out_type == "proto":
+        _unsupported(f"{call}(out_type='proto')", "sentencepiece 0.2.1 returns the serialized bytes for it and "
+                     "0.2.3 a protobuf message of its sentencepiece_pb2, which needs the protobuf package; use "
+                     "'serialized_proto' (then SentencePieceText.FromString) or 'immutable_proto'")
+    _unsupported(f"{call}(out_type={out_type!r})", "the outputs are int, str, 'serialized_proto' and "
+                 "'immutable_proto'" + (" (and bytes for decode)" if call == "decode" else ""))
 
 
 class SentencePieceProcessor:
@@ -96,8 +115,10 @@ class SentencePieceProcessor:
         o = {k: (v if v is not None else self._defaults[k]) for k, v in dict(
             out_type=out_type, add_bos=add_bos, add_eos=add_eos, reverse=reverse, emit_unk_piece=emit_unk_piece,
             enable_sampling=enable_sampling, nbest_size=nbest_size, alpha=alpha, num_threads=num_threads).items()}
+        if o["out_type"] in _PROTO:
+            return self._encode_proto(input, o)
         if o["out_type"] not in (int, str):
-            _unsupported(f"encode(out_type={o['out_type']!r})", "protobuf outputs need sentencepiece's proto classes")
+            _bad_out_type("encode", o["out_type"])
         if isinstance(input, (list, tuple)):
             if o["out_type"] is int and not o["enable_sampling"] and not o["reverse"]:
                 threads = None if o["num_threads"] is None or o["num_threads"] < 0 else int(o["num_threads"])
@@ -132,6 +153,15 @@ class SentencePieceProcessor:
             out = out + [eos]
         return out
 
+    def _encode_proto(self, input, o):
+        _P.proto_options_check(o["add_bos"], o["add_eos"], o["reverse"], o["emit_unk_piece"])
+        if isinstance(input, (list, tuple)):
+            return [self._encode_proto(t, o) for t in input]
+        data, pieces = _P.encode_pieces(self._m, input, o["enable_sampling"], o["alpha"], o["nbest_size"])
+        if o["out_type"] == "serialized_proto":
+            return _P.serialize_text(data, pieces)
+        return _P.ImmutableSentencePieceText(data, pieces)
+
     def encode_as_ids(self, input, **kwargs):
         return self.encode(input, out_type=int, **kwargs)
 
@@ -148,6 +178,17 @@ class SentencePieceProcessor:
         m = self._m
         out_type = self._defaults["out_type"] if out_type is None else out_type
         n = self._defaults["nbest_size"] if nbest_size is None else nbest_size
+        if out_type in _PROTO:
+            d = self._defaults
+            _P.proto_options_check(*(d[k] if v is None else v for k, v in (
+                ("add_bos", add_bos), ("add_eos", add_eos), ("reverse", reverse), ("emit_unk_piece", emit_unk_piece))))
+            data, results = _P.nbest_pieces(m, input, max(int(n), 1))
+            if out_type == "serialized_proto":
+                return _P.serialize_nbest([_P.serialize_text(data, p, score) for p, score in results])
+            return _P.ImmutableNBestSentencePieceText([_P.ImmutableSentencePieceText(data, p, score)
+                                                      for p, score in results])
+        if out_type not in (int, str):
+            _bad_out_type("nbest_encode", out_type)
         results = []
         for ids in m.nbest_encode(input, max(int(n), 1)):
             ids = ids.tolist()
@@ -172,17 +213,35 @@ class SentencePieceProcessor:
 
     NBestEncodeAsIds, NBestEncodeAsPieces, NBestEncode = nbest_encode_as_ids, nbest_encode_as_pieces, nbest_encode
 
-    def _proto(self, *args, **kwargs):
-        _unsupported("*_as_serialized_proto / *_as_immutable_proto",
-                     "protobuf outputs (SentencePieceText) are not built by nbtok")
+    def encode_as_serialized_proto(self, input, **kwargs):
+        return self.encode(input, out_type="serialized_proto", **kwargs)
 
-    (encode_as_serialized_proto, sample_encode_as_serialized_proto, nbest_encode_as_serialized_proto,
-     decode_pieces_as_serialized_proto, decode_ids_as_serialized_proto, encode_as_immutable_proto,
-     sample_encode_as_immutable_proto, nbest_encode_as_immutable_proto, decode_pieces_as_immutable_proto,
-     decode_ids_as_immutable_proto, EncodeAsSerializedProto, SampleEncodeAsSerializedProto,
-     NBestEncodeAsSerializedProto, DecodePiecesAsSerializedProto, DecodeIdsAsSerializedProto,
-     EncodeAsImmutableProto, SampleEncodeAsImmutableProto, NBestEncodeAsImmutableProto,
-     DecodePiecesAsImmutableProto, DecodeIdsAsImmutableProto, override_normalizer_spec) = (_proto,) * 21
+    def encode_as_immutable_proto(self, input, **kwargs):
+        return self.encode(input, out_type="immutable_proto", **kwargs)
+
+    def sample_encode_as_serialized_proto(self, input, nbest_size=None, alpha=None, **kwargs):
+        return self.encode(input, out_type="serialized_proto", enable_sampling=True, nbest_size=nbest_size,
+                           alpha=alpha, **kwargs)
+
+    def sample_encode_as_immutable_proto(self, input, nbest_size=None, alpha=None, **kwargs):
+        return self.encode(input, out_type="immutable_proto", enable_sampling=True, nbest_size=nbest_size,
+                           alpha=alpha, **kwargs)
+
+    def nbest_encode_as_serialized_proto(self, input, nbest_size=None, **kwargs):
+        return self.nbest_encode(input, out_type="serialized_proto", nbest_size=nbest_size, **kwargs)
+
+    def nbest_encode_as_immutable_proto(self, input, nbest_size=None, **kwargs):
+        return self.nbest_encode(input, out_type="immutable_proto", nbest_size=nbest_size, **kwargs)
+
+    (EncodeAsSerializedProto, EncodeAsImmutableProto, SampleEncodeAsSerializedProto, SampleEncodeAsImmutableProto,
+     NBestEncodeAsSerializedProto, NBestEncodeAsImmutableProto) = (
+        encode_as_serialized_proto, encode_as_immutable_proto, sample_encode_as_serialized_proto,
+        sample_encode_as_immutable_proto, nbest_encode_as_serialized_proto, nbest_encode_as_immutable_proto)
+
+    def override_normalizer_spec(self, *args, **kwargs):
+        _unsupported("override_normalizer_spec", "the normalizer spec of a loaded model cannot be changed")
+
+    OverrideNormalizerSpec = override_normalizer_spec
 
     def sample_encode_as_ids(self, input, nbest_size=None, alpha=None, **kwargs):
         return self.encode(input, out_type=int, enable_sampling=True, nbest_size=nbest_size, alpha=alpha, **kwargs)
@@ -226,8 +285,10 @@ class SentencePieceProcessor:
             if items and isinstance(items[0], str):
                 return self._m.decode_pieces(items).encode("utf-8")
             return self._tok.decode_bytes(items)
+        if out_type in _PROTO:
+            return self._decode_proto(input, out_type)
         if out_type is not str:
-            _unsupported(f"decode(out_type={out_type!r})", "protobuf outputs need sentencepiece's proto classes")
+            _bad_out_type("decode", out_type)
         if isinstance(input, (int, np.integer)):
             input = [input]
         if isinstance(input, str):
@@ -239,6 +300,17 @@ class SentencePieceProcessor:
             return self._m.decode_pieces(items)
         return self._tok.decode(items)
 
+    def _decode_proto(self, input, out_type):
+        if isinstance(input, (int, np.integer, str, bytes)):
+            input = [input]
+        items = list(input)
+        if items and isinstance(items[0], (list, tuple, np.ndarray)):
+            return [self._decode_proto(x, out_type) for x in items]
+        text, pieces = _P.decode_pieces(self._m, items)
+        if out_type == "serialized_proto":
+            return _P.serialize_text(text, pieces)
+        return _P.ImmutableSentencePieceText(text, pieces)
+
     def decode_ids(self, input, out_type=str, **kwargs):
         return self.decode(input, out_type, **kwargs)
 
@@ -246,6 +318,22 @@ class SentencePieceProcessor:
         return self.decode(input, out_type, **kwargs)
 
     DecodeIds, DecodePieces, Decode = decode_ids, decode_pieces, decode
+
+    def decode_pieces_as_serialized_proto(self, input, out_type="serialized_proto", **kwargs):
+        return self.decode(input, out_type, **kwargs)
+
+    def decode_ids_as_serialized_proto(self, input, out_type="serialized_proto", **kwargs):
+        return self.decode(input, out_type, **kwargs)
+
+    def decode_pieces_as_immutable_proto(self, input, out_type="immutable_proto", **kwargs):
+        return self.decode(input, out_type, **kwargs)
+
+    def decode_ids_as_immutable_proto(self, input, out_type="immutable_proto", **kwargs):
+        return self.decode(input, out_type, **kwargs)
+
+    (DecodePiecesAsSerializedProto, DecodeIdsAsSerializedProto, DecodePiecesAsImmutableProto,
+     DecodeIdsAsImmutableProto) = (decode_pieces_as_serialized_proto, decode_ids_as_serialized_proto,
+                                   decode_pieces_as_immutable_proto, decode_ids_as_immutable_proto)
 
     # ------------------------------------------------------------------ vocabulary
     def get_piece_size(self):

@@ -11,8 +11,9 @@ What goes into a ``SentencePieceText`` follows sentencepiece's C++ (``sentencepi
   the model's symbols (``kernels.unigram`` / ``kernels.spm_bpe``). An unknown character's piece
   is its normalized text, and a run of them is one piece; with byte fallback it is one
   ``<0xXX>`` piece a byte, the last holding the surface and span, the others no surface and
-  the empty span at the character's start. n-best results carry ``score``: the float32 sum of
-  the piece scores added from the right (sentencepiece's A* ``gx``), 0 for ``nbest_size <= 1``.
+  the empty span at the character's start. n-best results come from sentencepiece's A* search
+  replayed (``kernels.spm_nbest``), in its order with its float32 ``score`` (0 for
+  ``nbest_size <= 1``, where sentencepiece encodes).
 * decode (``Decode``): ``text`` is the decoded text; each piece's ``surface`` is what it
   printed, ``begin`` / ``end`` its place in the text before the denormalizer (which rewrites
   the text only). Byte pieces print their character on the last byte piece (the others an
@@ -25,13 +26,21 @@ returns, as sentencepiece 0.2.1 does.
 """
 import numpy as np
 
-from ..formats.sentencepiece_model import BYTE, CONTROL, FIXED32, UNKNOWN, VARINT, _key, _len_field, _varint, \
-    pack_float
+from ..formats.sentencepiece_model import BYTE, CONTROL, FIXED32, LEN, UNKNOWN, VARINT, _key, _len_field, \
+    _varint, pack_float
 
 SPACE = "\u2581".encode()
 REPLACEMENT = "\ufffd".encode()
 MAX_NBEST = 512  # kMaxNBestSize of sentencepiece_processor.cc
 _ID, _BEGIN, _END, _SCORE = _key(2, VARINT), _key(4, VARINT), _key(5, VARINT), _key(3, FIXED32)
+_F1, _F2, _F3 = _key(1, LEN), _key(2, LEN), _key(3, LEN)
+_SMALL = [_varint(v) for v in range(128)]  # one-byte varints (most lengths, offsets, ids of a text)
+
+
+def _uv(v):
+    if v < 128:
+        return _SMALL[v]
+    return bytes((v & 0x7F | 0x80, v >> 7)) if v < 16384 else _varint(v)
 
 
 def proto_options_check(add_bos, add_eos, reverse, emit_unk_piece):
@@ -66,12 +75,13 @@ def _viterbi(m, data, dropout=0.0):
 
 
 def _nbest_syms(m, norm, k):
-    """[(symbols, float64 score)] of the k best segmentations of ``norm`` (Unigram)."""
-    from ..kernels import unigram as kuni
+    """[(symbols, float32 score)] of the k (>= 2) best segmentations of ``norm`` (not empty) as
+    sentencepiece's ``Model::NBestEncode`` returns them (``kernels.spm_nbest``: its A* search)."""
+    from ..kernels.spm_nbest import astar_nbest
     if m.model_type != "unigram":
         raise ValueError("NBestEncode is not available for the current model (BPE): n-best needs a Unigram model")
-    lat, idsc, unk_score, V = m.M
-    syms, off, scores = kuni.nbest(norm, norm.size, lat, idsc, unk_score, V, int(k))
+    lat, idsc, unk_score, V = m.ML
+    syms, off, scores = astar_nbest(norm, norm.size, lat, idsc, unk_score, V, min(int(k), 1024))
     return [(syms[off[j]:off[j + 1]], float(scores[j])) for j in range(off.size - 1)]
 
 
@@ -105,7 +115,7 @@ def encode_pieces(m, text, sample=False, alpha=0.1, nbest_size=-1):
         results = _nbest_syms(m, norm, nbest_size)
         j = koff.sample_nbest_index(np.array([s for _, s in results]), alpha)
         return data, _populate(m, data, norm, n2o, results[j][0])
-    lat, idsc, unk_score, V = m.M
+    lat, idsc, unk_score, V = m.ML
     syms = np.empty(norm.size + 1, np.int64)
     k = kuni.ffbs_sample(norm, norm.size, lat, idsc, unk_score, V, alpha, syms)
     return data, _populate(m, data, norm, n2o, syms[:k])
@@ -123,21 +133,7 @@ def nbest_pieces(m, text, nbest_size):
         return data, [([], 0.0)]
     if nbest_size <= 1:
         return data, [(_populate(m, data, *_viterbi(m, data)), 0.0)]
-    out = []
-    for syms, _ in _nbest_syms(m, norm, min(nbest_size, 1024)):
-        out.append((_populate(m, data, norm, n2o, syms), _path_score(m, syms)))
-    return data, out
-
-
-def _path_score(m, syms):
-    """A* ``fx`` of a complete path: s_1 + (s_2 + (... + (s_n + 0))) in float32."""
-    sc = m.lscore
-    unk = np.float32(m.unk_score)
-    total = np.float32(0.0)
-    V = m.V
-    for s in syms.tolist()[::-1]:
-        total = np.float32((sc[s] if s < V else unk) + total)
-    return float(total)
+    return data, [(_populate(m, data, norm, n2o, syms), score) for syms, score in _nbest_syms(m, norm, nbest_size)]
 
 
 def _symbol_lengths(m, syms):
@@ -259,17 +255,21 @@ def decode_pieces(m, items):
 
 # ------------------------------------------------------------------ serialization
 def serialize_piece(piece):
+    """The bytes of a ``SentencePieceText.SentencePiece`` (piece = 1, id = 2, surface = 3,
+    begin = 4, end = 5); ``_len_field`` / ``_varint`` written out for the one-byte case."""
     w, i, surface, b, e = piece
-    out = _len_field(1, w) + _ID + _varint(i)
-    if surface is not None:
-        out += _len_field(3, surface)
-    return out + _BEGIN + _varint(b) + _END + _varint(e)
+    if surface is None:
+        return b"".join((_F1, _uv(len(w)), w, _ID, _uv(i), _BEGIN, _uv(b), _END, _uv(e)))
+    return b"".join((_F1, _uv(len(w)), w, _ID, _uv(i), _F3, _uv(len(surface)), surface, _BEGIN, _uv(b), _END,
+                     _uv(e)))
 
 
 def serialize_text(text, pieces, score=None):
     """The bytes of a ``SentencePieceText`` (text = 1, pieces = 2, score = 3)."""
     parts = [_len_field(1, text)]
-    parts += [_len_field(2, serialize_piece(p)) for p in pieces]
+    for p in pieces:
+        body = serialize_piece(p)
+        parts += (_F2, _uv(len(body)), body)
     if score is not None:
         parts.append(_SCORE + pack_float(score))
     return b"".join(parts)

@@ -175,35 +175,36 @@ class SentencePieceProcessor:
         """The ``nbest_size`` best segmentations of a text (or of each text of a list)."""
         if isinstance(input, (list, tuple)):
             return [self.nbest_encode(t, out_type, add_bos, add_eos, reverse, emit_unk_piece, nbest_size) for t in input]
-        m = self._m
-        out_type = self._defaults["out_type"] if out_type is None else out_type
-        n = self._defaults["nbest_size"] if nbest_size is None else nbest_size
+        m, d = self._m, self._defaults
+        out_type = d["out_type"] if out_type is None else out_type
+        n = d["nbest_size"] if nbest_size is None else nbest_size
+        add_bos, add_eos, reverse, emit_unk = (d[k] if v is None else v for k, v in (
+            ("add_bos", add_bos), ("add_eos", add_eos), ("reverse", reverse), ("emit_unk_piece", emit_unk_piece)))
         if out_type in _PROTO:
-            d = self._defaults
-            _P.proto_options_check(*(d[k] if v is None else v for k, v in (
-                ("add_bos", add_bos), ("add_eos", add_eos), ("reverse", reverse), ("emit_unk_piece", emit_unk_piece))))
-            data, results = _P.nbest_pieces(m, input, max(int(n), 1))
-            if out_type == "serialized_proto":
-                return _P.serialize_nbest([_P.serialize_text(data, p, score) for p, score in results])
+            _P.proto_options_check(add_bos, add_eos, reverse, emit_unk)
+        elif out_type not in (int, str):
+            _bad_out_type("nbest_encode", out_type)
+        else:
+            m._F(add_bos, add_eos)  # ValueError when the model has no such control piece
+        # the segmentations as sentencepiece's NBestEncode fills its NBestSentencePieceText
+        data, results = _P.nbest_pieces(m, input, max(int(n), 1))
+        if out_type == "serialized_proto":
+            return _P.serialize_nbest([_P.serialize_text(data, p, score) for p, score in results])
+        if out_type == "immutable_proto":
             return _P.ImmutableNBestSentencePieceText([_P.ImmutableSentencePieceText(data, p, score)
                                                       for p, score in results])
-        if out_type not in (int, str):
-            _bad_out_type("nbest_encode", out_type)
-        results = []
-        for ids in m.nbest_encode(input, max(int(n), 1)):
-            ids = ids.tolist()
-            seq = ids if out_type is int else [m.id_to_piece(i) for i in ids]
-            if out_type is str and not (emit_unk_piece or self._defaults["emit_unk_piece"]) and m.unk_id in ids:
-                _unsupported("nbest_encode_as_pieces of a segmentation with an unknown piece",
-                             "the text an unknown piece covers is not kept for n-best segmentations")
-            if reverse if reverse is not None else self._defaults["reverse"]:
+        out = []
+        for pieces, _ in results:
+            if out_type is int:
+                seq, bos, eos = [p[1] for p in pieces], m.bos_id, m.eos_id
+            else:
+                unk = m.id_to_piece(m.unk_id)
+                seq = [unk if emit_unk and p[1] == m.unk_id else p[0].decode("utf-8", "replace") for p in pieces]
+                bos, eos = (m.id_to_piece(i) if i >= 0 else None for i in (m.bos_id, m.eos_id))
+            if reverse:
                 seq = seq[::-1]
-            if add_bos if add_bos is not None else self._defaults["add_bos"]:
-                seq = [m.bos_id if out_type is int else m.id_to_piece(m.bos_id)] + seq
-            if add_eos if add_eos is not None else self._defaults["add_eos"]:
-                seq = seq + [m.eos_id if out_type is int else m.id_to_piece(m.eos_id)]
-            results.append(seq)
-        return results
+            out.append(([bos] if add_bos else []) + seq + ([eos] if add_eos else []))
+        return out
 
     def nbest_encode_as_ids(self, input, nbest_size=None, **kwargs):
         return self.nbest_encode(input, out_type=int, nbest_size=nbest_size, **kwargs)

@@ -132,12 +132,16 @@ class SentencePieceProcessor:
     def _encode_one(self, text, o):
         m = self._m
         m._F(o["add_bos"], o["add_eos"])   # ValueError when the model has no such control piece
-        if o["enable_sampling"]:
+        if o["enable_sampling"] and o["out_type"] is str:  # an unknown piece is its text: the proto's pieces
+            sampled = _P.encode_pieces(m, text, True, o["alpha"], o["nbest_size"])[1]
+            ids, pieces = [p[1] for p in sampled], [p[0].decode("utf-8", "replace") for p in sampled]
+        elif o["enable_sampling"]:
             ids = m.sample_encode(text, alpha=o["alpha"], nbest_size=o["nbest_size"]).tolist()
         else:
             ids = self._tok.encode(text).tolist()
         if o["out_type"] is str:
-            pieces = m.encode_as_pieces(text) if not o["enable_sampling"] else [m.id_to_piece(i) for i in ids]
+            if not o["enable_sampling"]:
+                pieces = m.encode_as_pieces(text)
             if o["emit_unk_piece"]:
                 unk = m.id_to_piece(m.unk_id)
                 pieces = [unk if i == m.unk_id else p for p, i in zip(pieces, ids)]

@@ -74,6 +74,12 @@ def test_nbest_and_sampling(models):
         assert ours.decode(pieces) == text
         assert ours.decode(ours.sample_encode_as_ids(text, nbest_size=-1, alpha=0.5)) == text
     assert ours.encode(text, enable_sampling=True, alpha=0.1, nbest_size=1) == ref.encode(text)
+    unk_text = "x \u85e4\u85e4 y"  # an unknown character: its piece is its text, in samples and n-best
+    assert "\u85e4\u85e4" in ref.encode(unk_text, out_type=str)
+    assert ours.nbest_encode_as_pieces(unk_text, nbest_size=3) == ref.nbest_encode_as_pieces(unk_text, nbest_size=3)
+    for nbest_size in (-1, 3):
+        assert "\u85e4\u85e4" in ours.sample_encode_as_pieces(unk_text, nbest_size=nbest_size, alpha=0.1)
+        assert "<unk>" in ours.sample_encode_as_pieces(unk_text, nbest_size=nbest_size, alpha=0.1, emit_unk_piece=True)
 
 
 def test_options_and_loading(models, tmp_path):
@@ -94,9 +100,9 @@ def test_options_and_loading(models, tmp_path):
 
 def test_unsupported_calls_say_so(models):
     sp = compat.SentencePieceProcessor(model_file=models[0])
-    for call in (lambda: sp.encode("x", out_type="serialized_proto"),
-                 lambda: sp.EncodeAsImmutableProto("x"), lambda: sp.normalize("x"), compat.SentencePieceNormalizer,
-                 lambda: sp.sample_encode_and_score_as_ids("x")):
+    for call in (lambda: sp.encode("x", out_type="proto"), lambda: sp.decode([5], out_type="proto"),
+                 lambda: sp.override_normalizer_spec(add_dummy_prefix=False), lambda: sp.normalize("x"),
+                 compat.SentencePieceNormalizer, lambda: sp.sample_encode_and_score_as_ids("x")):
         with pytest.raises(NotImplementedError, match="not implemented by nbtok"):
             call()
 

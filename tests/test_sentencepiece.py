@@ -573,6 +573,25 @@ def test_nbest_encode(spm_models):
         load_pair(spm_models["bpe_nmt"])[0].nbest_encode("abc", 3)
 
 
+def test_lattice_scores_user_defined_pieces_by_characters(spm_models):
+    """sentencepiece's Viterbi (EncodeOptimized) scores a user-defined piece 0.1 * (bytes - 1),
+    its Lattice (n-best, sampling, entropy) 0.1 * (characters - 1): "\u2581the" (3 bytes for
+    one character) is worth 0.5 to encode and 0.3 to n-best. The n-best scores follow the lattice."""
+    tok, sp = load_pair(spm_models["uni_symbols"])
+
+    def lattice_score(ids):
+        return sum(0.1 * (len(sp.id_to_piece(i)) - 1) if tok.model.vocab.kinds[i] == 4 else sp.get_score(i)
+                   for i in ids)
+
+    texts = ["theory of the thesis", "theory of the theme", "thesis of the thermal", "a thethe\u2581the \U0001F642"]
+    for text in texts:
+        mine = [x.tolist() for x in tok.nbest_encode(text, 6)]
+        theirs = sp.nbest_encode(text, nbest_size=6)
+        assert any(sp.id_to_piece(i) == "\u2581the" for i in theirs[0]), text  # the case in question
+        assert np.allclose([lattice_score(x) for x in mine], [lattice_score(x) for x in theirs], atol=1e-3), text
+        assert tok.nbest_encode(text, 1)[0].tolist() == sp.nbest_encode(text, nbest_size=1)[0] == sp.encode(text)
+
+
 @pytest.mark.parametrize("name", ["uni_nmt", "uni_symbols", "uni_bf_nfkc"])
 def test_unigram_wide_units(spm_models, name):
     """A lattice trie too large for uint32 units gets uint64 ones (forced here): same ids on

@@ -2,10 +2,13 @@
 ``from nbtok.compat.sentencepiece import SentencePieceProcessor``.
 
 The calls of sentencepiece 0.2's Python API with its argument names, defaults and return types
-(ints or piece strings, one text or a batch), in snake_case and CamelCase. What nbtok cannot
-answer exactly raises ``NotImplementedError`` naming the call: protobuf outputs
-(``out_type='serialized_proto' / 'immutable_proto'``),
-``sample_encode_and_score_*``, ``set_vocabulary``, ``normalize``. Sampling draws from the same
+(ints or piece strings, one text or a batch), in snake_case and CamelCase. The protobuf outputs
+(``out_type='serialized_proto'``: the bytes of a ``SentencePieceText``, byte for byte
+sentencepiece's; ``out_type='immutable_proto'``: sentencepiece 0.2.1's ``ImmutableSentencePieceText``
+objects, begin / end in characters) are built in ``_spm_proto``. What nbtok cannot answer exactly
+raises ``NotImplementedError`` naming the call: ``out_type='proto'`` (a protobuf message in
+sentencepiece 0.2.3), ``sample_encode_and_score_*``, ``set_vocabulary``, ``normalize``,
+``override_normalizer_spec``. Sampling draws from the same
 distributions as sentencepiece with nbtok's own random generator, so a seeded sequence of
 samples differs from sentencepiece's.
 
@@ -20,16 +23,32 @@ import numpy as np
 from ..formats._atomic import write_many_atomic
 from ..formats.sentencepiece_model import BYTE, CONTROL, UNKNOWN, UNUSED
 from ..tokenizer import Tokenizer
+from . import _spm_proto as _P
+from ._spm_proto import (ImmutableNBestSentencePieceText, ImmutableSentencePieceText,
+                         ImmutableSentencePieceText_ImmutableSentencePiece)
 
 #: the sentencepiece release whose Python API this module follows
 __version__ = "0.2.1"
 
 __all__ = ["SentencePieceProcessor", "SentencePieceTrainer", "SentencePieceNormalizer",
-           "set_random_generator_seed", "set_min_log_level"]
+           "ImmutableSentencePieceText", "ImmutableSentencePieceText_ImmutableSentencePiece",
+           "ImmutableNBestSentencePieceText", "set_random_generator_seed", "set_min_log_level"]
 
 
 def _unsupported(call, why):
     raise NotImplementedError(f"{call} is not implemented by nbtok.compat.sentencepiece: {why}")
+
+
+_PROTO = ("serialized_proto", "immutable_proto")
+
+
+def _bad_out_type(call, out_type):
+    if out_type == "proto":
+        _unsupported(f"{call}(out_type='proto')", "sentencepiece 0.2.1 returns the serialized bytes for it and "
+                     "0.2.3 a protobuf message of its sentencepiece_pb2, which needs the protobuf package; use "
+                     "'serialized_proto' (then SentencePieceText.FromString) or 'immutable_proto'")
+    _unsupported(f"{call}(out_type={out_type!r})", "the outputs are int, str, 'serialized_proto' and "
+                 "'immutable_proto'" + (" (and bytes for decode)" if call == "decode" else ""))
 
 
 class SentencePieceProcessor:
@@ -96,8 +115,10 @@ class SentencePieceProcessor:
         o = {k: (v if v is not None else self._defaults[k]) for k, v in dict(
             out_type=out_type, add_bos=add_bos, add_eos=add_eos, reverse=reverse, emit_unk_piece=emit_unk_piece,
             enable_sampling=enable_sampling, nbest_size=nbest_size, alpha=alpha, num_threads=num_threads).items()}
+        if o["out_type"] in _PROTO:
+            return self._encode_proto(input, o)
         if o["out_type"] not in (int, str):
-            _unsupported(f"encode(out_type={o['out_type']!r})", "protobuf outputs need sentencepiece's proto classes")
+            _bad_out_type("encode", o["out_type"])
         if isinstance(input, (list, tuple)):
             if o["out_type"] is int and not o["enable_sampling"] and not o["reverse"]:
                 threads = None if o["num_threads"] is None or o["num_threads"] < 0 else int(o["num_threads"])
@@ -111,12 +132,16 @@ class SentencePieceProcessor:
     def _encode_one(self, text, o):
         m = self._m
         m._F(o["add_bos"], o["add_eos"])   # ValueError when the model has no such control piece
-        if o["enable_sampling"]:
+        if o["enable_sampling"] and o["out_type"] is str:  # an unknown piece is its text: the proto's pieces
+            sampled = _P.encode_pieces(m, text, True, o["alpha"], o["nbest_size"])[1]
+            ids, pieces = [p[1] for p in sampled], [p[0].decode("utf-8", "replace") for p in sampled]
+        elif o["enable_sampling"]:
             ids = m.sample_encode(text, alpha=o["alpha"], nbest_size=o["nbest_size"]).tolist()
         else:
             ids = self._tok.encode(text).tolist()
         if o["out_type"] is str:
-            pieces = m.encode_as_pieces(text) if not o["enable_sampling"] else [m.id_to_piece(i) for i in ids]
+            if not o["enable_sampling"]:
+                pieces = m.encode_as_pieces(text)
             if o["emit_unk_piece"]:
                 unk = m.id_to_piece(m.unk_id)
                 pieces = [unk if i == m.unk_id else p for p, i in zip(pieces, ids)]
@@ -132,6 +157,15 @@ class SentencePieceProcessor:
             out = out + [eos]
         return out
 
+    def _encode_proto(self, input, o):
+        _P.proto_options_check(o["add_bos"], o["add_eos"], o["reverse"], o["emit_unk_piece"])
+        if isinstance(input, (list, tuple)):
+            return [self._encode_proto(t, o) for t in input]
+        data, pieces = _P.encode_pieces(self._m, input, o["enable_sampling"], o["alpha"], o["nbest_size"])
+        if o["out_type"] == "serialized_proto":
+            return _P.serialize_text(data, pieces)
+        return _P.ImmutableSentencePieceText(data, pieces)
+
     def encode_as_ids(self, input, **kwargs):
         return self.encode(input, out_type=int, **kwargs)
 
@@ -145,24 +179,36 @@ class SentencePieceProcessor:
         """The ``nbest_size`` best segmentations of a text (or of each text of a list)."""
         if isinstance(input, (list, tuple)):
             return [self.nbest_encode(t, out_type, add_bos, add_eos, reverse, emit_unk_piece, nbest_size) for t in input]
-        m = self._m
-        out_type = self._defaults["out_type"] if out_type is None else out_type
-        n = self._defaults["nbest_size"] if nbest_size is None else nbest_size
-        results = []
-        for ids in m.nbest_encode(input, max(int(n), 1)):
-            ids = ids.tolist()
-            seq = ids if out_type is int else [m.id_to_piece(i) for i in ids]
-            if out_type is str and not (emit_unk_piece or self._defaults["emit_unk_piece"]) and m.unk_id in ids:
-                _unsupported("nbest_encode_as_pieces of a segmentation with an unknown piece",
-                             "the text an unknown piece covers is not kept for n-best segmentations")
-            if reverse if reverse is not None else self._defaults["reverse"]:
+        m, d = self._m, self._defaults
+        out_type = d["out_type"] if out_type is None else out_type
+        n = d["nbest_size"] if nbest_size is None else nbest_size
+        add_bos, add_eos, reverse, emit_unk = (d[k] if v is None else v for k, v in (
+            ("add_bos", add_bos), ("add_eos", add_eos), ("reverse", reverse), ("emit_unk_piece", emit_unk_piece)))
+        if out_type in _PROTO:
+            _P.proto_options_check(add_bos, add_eos, reverse, emit_unk)
+        elif out_type not in (int, str):
+            _bad_out_type("nbest_encode", out_type)
+        else:
+            m._F(add_bos, add_eos)  # ValueError when the model has no such control piece
+        # the segmentations as sentencepiece's NBestEncode fills its NBestSentencePieceText
+        data, results = _P.nbest_pieces(m, input, max(int(n), 1))
+        if out_type == "serialized_proto":
+            return _P.serialize_nbest([_P.serialize_text(data, p, score) for p, score in results])
+        if out_type == "immutable_proto":
+            return _P.ImmutableNBestSentencePieceText([_P.ImmutableSentencePieceText(data, p, score)
+                                                      for p, score in results])
+        out = []
+        for pieces, _ in results:
+            if out_type is int:
+                seq, bos, eos = [p[1] for p in pieces], m.bos_id, m.eos_id
+            else:
+                unk = m.id_to_piece(m.unk_id)
+                seq = [unk if emit_unk and p[1] == m.unk_id else p[0].decode("utf-8", "replace") for p in pieces]
+                bos, eos = (m.id_to_piece(i) if i >= 0 else None for i in (m.bos_id, m.eos_id))
+            if reverse:
                 seq = seq[::-1]
-            if add_bos if add_bos is not None else self._defaults["add_bos"]:
-                seq = [m.bos_id if out_type is int else m.id_to_piece(m.bos_id)] + seq
-            if add_eos if add_eos is not None else self._defaults["add_eos"]:
-                seq = seq + [m.eos_id if out_type is int else m.id_to_piece(m.eos_id)]
-            results.append(seq)
-        return results
+            out.append(([bos] if add_bos else []) + seq + ([eos] if add_eos else []))
+        return out
 
     def nbest_encode_as_ids(self, input, nbest_size=None, **kwargs):
         return self.nbest_encode(input, out_type=int, nbest_size=nbest_size, **kwargs)
@@ -172,17 +218,35 @@ class SentencePieceProcessor:
 
     NBestEncodeAsIds, NBestEncodeAsPieces, NBestEncode = nbest_encode_as_ids, nbest_encode_as_pieces, nbest_encode
 
-    def _proto(self, *args, **kwargs):
-        _unsupported("*_as_serialized_proto / *_as_immutable_proto",
-                     "protobuf outputs (SentencePieceText) are not built by nbtok")
+    def encode_as_serialized_proto(self, input, **kwargs):
+        return self.encode(input, out_type="serialized_proto", **kwargs)
 
-    (encode_as_serialized_proto, sample_encode_as_serialized_proto, nbest_encode_as_serialized_proto,
-     decode_pieces_as_serialized_proto, decode_ids_as_serialized_proto, encode_as_immutable_proto,
-     sample_encode_as_immutable_proto, nbest_encode_as_immutable_proto, decode_pieces_as_immutable_proto,
-     decode_ids_as_immutable_proto, EncodeAsSerializedProto, SampleEncodeAsSerializedProto,
-     NBestEncodeAsSerializedProto, DecodePiecesAsSerializedProto, DecodeIdsAsSerializedProto,
-     EncodeAsImmutableProto, SampleEncodeAsImmutableProto, NBestEncodeAsImmutableProto,
-     DecodePiecesAsImmutableProto, DecodeIdsAsImmutableProto, override_normalizer_spec) = (_proto,) * 21
+    def encode_as_immutable_proto(self, input, **kwargs):
+        return self.encode(input, out_type="immutable_proto", **kwargs)
+
+    def sample_encode_as_serialized_proto(self, input, nbest_size=None, alpha=None, **kwargs):
+        return self.encode(input, out_type="serialized_proto", enable_sampling=True, nbest_size=nbest_size,
+                           alpha=alpha, **kwargs)
+
+    def sample_encode_as_immutable_proto(self, input, nbest_size=None, alpha=None, **kwargs):
+        return self.encode(input, out_type="immutable_proto", enable_sampling=True, nbest_size=nbest_size,
+                           alpha=alpha, **kwargs)
+
+    def nbest_encode_as_serialized_proto(self, input, nbest_size=None, **kwargs):
+        return self.nbest_encode(input, out_type="serialized_proto", nbest_size=nbest_size, **kwargs)
+
+    def nbest_encode_as_immutable_proto(self, input, nbest_size=None, **kwargs):
+        return self.nbest_encode(input, out_type="immutable_proto", nbest_size=nbest_size, **kwargs)
+
+    (EncodeAsSerializedProto, EncodeAsImmutableProto, SampleEncodeAsSerializedProto, SampleEncodeAsImmutableProto,
+     NBestEncodeAsSerializedProto, NBestEncodeAsImmutableProto) = (
+        encode_as_serialized_proto, encode_as_immutable_proto, sample_encode_as_serialized_proto,
+        sample_encode_as_immutable_proto, nbest_encode_as_serialized_proto, nbest_encode_as_immutable_proto)
+
+    def override_normalizer_spec(self, *args, **kwargs):
+        _unsupported("override_normalizer_spec", "the normalizer spec of a loaded model cannot be changed")
+
+    OverrideNormalizerSpec = override_normalizer_spec
 
     def sample_encode_as_ids(self, input, nbest_size=None, alpha=None, **kwargs):
         return self.encode(input, out_type=int, enable_sampling=True, nbest_size=nbest_size, alpha=alpha, **kwargs)
@@ -226,8 +290,10 @@ class SentencePieceProcessor:
             if items and isinstance(items[0], str):
                 return self._m.decode_pieces(items).encode("utf-8")
             return self._tok.decode_bytes(items)
+        if out_type in _PROTO:
+            return self._decode_proto(input, out_type)
         if out_type is not str:
-            _unsupported(f"decode(out_type={out_type!r})", "protobuf outputs need sentencepiece's proto classes")
+            _bad_out_type("decode", out_type)
         if isinstance(input, (int, np.integer)):
             input = [input]
         if isinstance(input, str):
@@ -239,6 +305,17 @@ class SentencePieceProcessor:
             return self._m.decode_pieces(items)
         return self._tok.decode(items)
 
+    def _decode_proto(self, input, out_type):
+        if isinstance(input, (int, np.integer, str, bytes)):
+            input = [input]
+        items = list(input)
+        if items and isinstance(items[0], (list, tuple, np.ndarray)):
+            return [self._decode_proto(x, out_type) for x in items]
+        text, pieces = _P.decode_pieces(self._m, items)
+        if out_type == "serialized_proto":
+            return _P.serialize_text(text, pieces)
+        return _P.ImmutableSentencePieceText(text, pieces)
+
     def decode_ids(self, input, out_type=str, **kwargs):
         return self.decode(input, out_type, **kwargs)
 
@@ -246,6 +323,22 @@ class SentencePieceProcessor:
         return self.decode(input, out_type, **kwargs)
 
     DecodeIds, DecodePieces, Decode = decode_ids, decode_pieces, decode
+
+    def decode_pieces_as_serialized_proto(self, input, out_type="serialized_proto", **kwargs):
+        return self.decode(input, out_type, **kwargs)
+
+    def decode_ids_as_serialized_proto(self, input, out_type="serialized_proto", **kwargs):
+        return self.decode(input, out_type, **kwargs)
+
+    def decode_pieces_as_immutable_proto(self, input, out_type="immutable_proto", **kwargs):
+        return self.decode(input, out_type, **kwargs)
+
+    def decode_ids_as_immutable_proto(self, input, out_type="immutable_proto", **kwargs):
+        return self.decode(input, out_type, **kwargs)
+
+    (DecodePiecesAsSerializedProto, DecodeIdsAsSerializedProto, DecodePiecesAsImmutableProto,
+     DecodeIdsAsImmutableProto) = (decode_pieces_as_serialized_proto, decode_ids_as_serialized_proto,
+                                   decode_pieces_as_immutable_proto, decode_ids_as_immutable_proto)
 
     # ------------------------------------------------------------------ vocabulary
     def get_piece_size(self):

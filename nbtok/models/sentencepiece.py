@@ -175,6 +175,14 @@ class SentencePieceModel:
             # sentencepiece 0.2.1+: GetUserDefinedScore(length) = float(0.1 * (length - 1))
             lscore[ud] = (0.1 * (lens[ud].astype(np.float64) - 1)).astype(np.float32)
             self.lscore = lscore
+            # n-best, sampling and entropy build sentencepiece's Lattice (PopulateNodes), which
+            # scores a user-defined piece by its length in characters, not bytes: the lattice ``ML``
+            self.lattice_lscore = lscore
+            if ud.size:
+                chars = np.array([sum((c & 0xC0) != 0x80 for c in self.vocab.piece(i)) for i in ud.tolist()])
+                if np.any(chars != lens[ud]):
+                    self.lattice_lscore = lscore.copy()
+                    self.lattice_lscore[ud] = (0.1 * (chars.astype(np.float64) - 1)).astype(np.float32)
             self.unk_score = np.float32(self.min_score - np.float32(10.0))
             self._M = self._lattice()
         else:
@@ -219,7 +227,7 @@ class SentencePieceModel:
         else:
             lbc, lvalue = self.trie
         units = labelled_units(lbc, lvalue, wide)
-        self._lattice_bc = lbc
+        self._lattice_bc, self._lattice_value, self._ML = lbc, lvalue, None
         # the automaton's records and the word cache need valid UTF-8 (``kernels.unigram.lattice_utf8_ok``)
         self._lattice_utf8 = bool(kuni.lattice_utf8_ok(self.proto.piece_bytes, self.proto.piece_offsets, lat,
                                                        self.N[1]))
@@ -243,6 +251,15 @@ class SentencePieceModel:
             else:
                 self._automaton = (np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32))
         return self._automaton
+
+    @property
+    def ML(self):
+        """Unigram: ``M`` as sentencepiece's ``Lattice`` scores it (n-best, sampling, entropy)."""
+        if self.lattice_lscore is self.lscore:
+            return self.M
+        if self._ML is None:
+            self._ML = (self.M[0], kuni.pack_lattice_trie(self._lattice_value, self.lattice_lscore)) + self.M[2:]
+        return self._ML
 
     @property
     def trie(self):
@@ -510,7 +527,7 @@ class SentencePieceModel:
             return self.encode(text, add_bos, add_eos)
         if nbest_size > 1:
             return self._sample_nbest(text, alpha, nbest_size, add_bos, add_eos)
-        return kuni.sample_one(buf, self.N, self.M, F, float(alpha))
+        return kuni.sample_one(buf, self.N, self.ML, F, float(alpha))
 
     def sample_encode_batch(self, texts, alpha=0.1, nbest_size=-1, seed=None, add_bos=False, add_eos=False):
         """``sample_encode`` of every text, as a list of int32 arrays. With ``seed``, text i is
@@ -530,7 +547,7 @@ class SentencePieceModel:
         if self.model_type != "unigram" or nbest_size >= 0 or not texts:
             return [self.sample_encode(t, alpha, nbest_size, s, add_bos, add_eos) for t, s in zip(texts, seeds)]
         buf, offsets, _ = pack_utf8(texts, _as_bytes)
-        ids, off = kuni.sample_batch(buf, offsets, self.N, self.M, self._F(add_bos, add_eos), float(alpha),
+        ids, off = kuni.sample_batch(buf, offsets, self.N, self.ML, self._F(add_bos, add_eos), float(alpha),
                                      np.array(seeds, np.int64))
         return [ids[off[i]:off[i + 1]] for i in range(len(texts))]
 
@@ -541,20 +558,23 @@ class SentencePieceModel:
             raise NotImplementedError("calculate_entropy needs a Unigram model (sentencepiece computes "
                                       "it only for Unigram)")
         buf = np.frombuffer(_as_bytes(text), np.uint8)
-        return float(kuni.entropy_one(buf, self.N, self.M, float(alpha)))
+        return float(kuni.entropy_one(buf, self.N, self.ML, float(alpha)))
 
     def nbest_encode(self, text, n, add_bos=False, add_eos=False):
         """The ``n`` best segmentations (Unigram), best first, as a list of int32 arrays.
 
         k-best Viterbi over the lattice by total piece score; segmentations with exactly equal
-        scores may be ordered differently from sentencepiece's A* search."""
+        scores may be ordered differently from sentencepiece's A* search. ``n = 1`` is
+        ``encode`` (sentencepiece's ``NBestEncode`` with nbest_size 1 encodes)."""
         if self.model_type != "unigram":
             raise ValueError("nbest_encode needs a Unigram model")
         n = int(n)
         if not 1 <= n <= 1024:
             raise ValueError("n must be in [1, 1024]")
+        if n == 1:
+            return [np.asarray(self.encode(text, add_bos, add_eos), np.int32)]
         buf = np.frombuffer(_as_bytes(text), np.uint8)
-        ids, off, _ = kuni.nbest_one(buf, self.N, self.M, self._F(add_bos, add_eos), n)
+        ids, off, _ = kuni.nbest_one(buf, self.N, self.ML, self._F(add_bos, add_eos), n)
         return [ids[off[j]:off[j + 1]] for j in range(off.size - 1)]
 
     def _symbols(self, text, dropout=0.0):
@@ -788,4 +808,4 @@ class SentencePieceModel:
         if self.model_type != "unigram":
             raise ValueError("n-best needs a Unigram model")
         buf = np.frombuffer(_as_bytes(text), np.uint8)
-        return kuni.nbest_one(buf, self.N, self.M, self._F(add_bos, add_eos), int(n))
+        return kuni.nbest_one(buf, self.N, self.ML, self._F(add_bos, add_eos), int(n))

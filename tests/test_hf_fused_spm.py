@@ -29,13 +29,27 @@ CORPUS_STEP = int(os.environ.get("NBTOK_CORPUS_STEP", "100"))
 ADDED = ["<extra_id_0>", "<extra_id_1>", "<sep>"]
 MORE = ["<extra_id_0> fill <extra_id_1>", "x<sep>y", "＜sep＞ fullwidth", "\u2581\u2581a \u2581", "a\u2581",
         "  leading", "\u200bleading", "\u200b lead", "trailing \u3000", "a\u00a0b\u2009c\u202fd", "tab\tand\nnewline",
-        "\u0041\u030a \u212b \u00c5", "\uff21\uff22", "\u00a8a x\u00a8", "ﬁ ﬂ", "\u1100\u1161\u11a8"]
+        "\u0041\u030a \u212b \u00c5", "\uff21\uff22", "\u00a8a x\u00a8", "ﬁ ﬂ", "\u1100\u1161\u11a8",
+        "E\u0301TE\u0301", "The \u0041\u0301 e\u0301e\u0301", "\u200b", "\u00a0\u00a0x", "\r\nA\r\n"]
 
 
-@pytest.fixture(scope="module")
-def unigram_model(tmp_path_factory):
-    path = tmp_path_factory.mktemp("fused_spm") / "uni.model"
-    train(path, fixture_lines(), model_type="unigram", vocab_size=2000)
+# a charsmap of its own (as Marian's): upper case as "U" + lower case, a rule of two characters,
+# a deleted character, characters mapped to a space
+RULES = {"E": "Ue", "A": "Ua", "T": "Ut", "e\u0301": "\u00e9", "\u200b": "", "\u00a0": " ", "\u3000": " ",
+         "\uff21": "A"}
+
+
+@pytest.fixture(scope="module", params=["nmt_nfkc", "rules"])
+def unigram_model(request, tmp_path_factory):
+    root = tmp_path_factory.mktemp("fused_spm")
+    path = root / f"uni_{request.param}.model"
+    kw = {}
+    if request.param == "rules":
+        tsv = root / "rules.tsv"
+        tsv.write_text("".join(" ".join(f"{ord(c):X}" for c in k) + "\t" + " ".join(f"{ord(c):X}" for c in v) + "\n"
+                               for k, v in RULES.items()), encoding="utf-8")
+        kw["normalization_rule_tsv"] = str(tsv)
+    train(path, fixture_lines(), model_type="unigram", vocab_size=2000, **kw)
     return path
 
 
@@ -77,6 +91,7 @@ def t5_json(model_path, shape):
 
 @pytest.fixture(scope="module", params=["strip", "whitespace"])
 def unigram_pair(request, unigram_model, tmp_path_factory):
+    """(HF tokenizers, nbtok) on a T5-shaped file around each trained model."""
     path = tmp_path_factory.mktemp("fused_json") / f"t5_{request.param}.json"
     path.write_text(json.dumps(t5_json(unigram_model, request.param), ensure_ascii=False), encoding="utf-8")
     return tokenizers.Tokenizer.from_file(str(path)), nbtok.Tokenizer.from_huggingface(path)
@@ -109,7 +124,7 @@ def test_unigram_flags_send_texts_stage_by_stage(unigram_pair):
     differ fused), and plain text is not."""
     from nbtok.text import pack_utf8
     fused = unigram_pair[1].model.fused
-    flagged = ["a\u2581b", "x <sep> y", "e\u0301", "\uff1csep\uff1e"]
+    flagged = ["a\u2581b", "x <sep> y", "e\u0301"]
     plain = ["Hello world", "  two  spaces  ", "日本語", "Привет"]
     buf, off, _ = pack_utf8(flagged + plain)
     assert fused._flagged(buf, off).tolist() == [True] * len(flagged) + [False] * len(plain)
@@ -120,7 +135,7 @@ def test_unigram_random_unicode(unigram_pair):
     from hypothesis import strategies as st
     ref, tok = unigram_pair
     alphabet = st.one_of(st.characters(codec="utf-8"), st.sampled_from(
-        list(" \u2581\u3000\u00a0\t\u200b\u0301\u00a8\uff21") + ADDED + ["  ", "ing", "the "]))
+        list(" \u2581\u3000\u00a0\t\u200b\u0301\u00a8\uff21EATe\r\n") + ADDED + ["  ", "ing", "the "]))
 
     @hypothesis.settings(max_examples=300, deadline=None, database=None)
     @hypothesis.given(st.lists(st.lists(alphabet, max_size=20).map("".join), min_size=1, max_size=8))

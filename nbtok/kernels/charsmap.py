@@ -14,6 +14,9 @@ from .normalize import _offset
 
 MAX_KEY = 64        # longest rule source read back, in bytes
 MAX_VISITS = 64     # trie positions visited per unit at most (a damaged file stops there)
+# ``charsmap_chars`` roles, and the flags of ``flagged_rows`` (one uint8 per code point)
+FOLLOWS, STARTS = 1, 2
+ANYWHERE, AT_START, BEFORE_JOINER, JOINER = 1, 2, 4, 8
 
 
 @kernel
@@ -43,18 +46,18 @@ def _code_point(buf, i, e):
 @kernel
 def charsmap_chars(units):
     """What the rules of the charsmap trie ``units`` say per character: ``(value int64[0x110000],
-    follows bool[0x110000], ok)``. ``value[c]`` is the pool offset of the
-    replacement of the one-character rule ``c`` (-1: none); ``follows[c]`` marks a character at
-    a later position of a longer rule. A string is a rule when the darts lookup accepts it
+    role uint8[0x110000], ok)``. ``value[c]`` is the pool offset of the replacement of the
+    one-character rule ``c`` (-1: none); ``role[c]`` has ``FOLLOWS`` when ``c`` is at a later
+    position of a longer rule, ``STARTS`` when a longer rule begins with it. A string is a rule when the darts lookup accepts it
     (``normalize.darts_longest``): a node's children are tried label by label, which can also
     reach units that another node placed there, exactly as a lookup would. ``ok`` is False when
     the walk stops early: a rule source is longer than ``MAX_KEY`` bytes or not UTF-8, or the
     walk visits more than ``MAX_VISITS`` positions per unit. Any ``units`` array is read in bounds."""
     n_units = units.shape[0]
     value = np.full(0x110000, -1, np.int64)
-    follows = np.zeros(0x110000, np.bool_)
+    role = np.zeros(0x110000, np.uint8)
     if n_units == 0:
-        return value, follows, True
+        return value, role, True
     base = np.empty(MAX_KEY + 1, np.int64)
     label = np.empty(MAX_KEY + 1, np.int64)
     path = np.empty(MAX_KEY + 1, np.uint8)
@@ -75,7 +78,7 @@ def charsmap_chars(units):
         u = np.int64(units[p])
         q = p ^ _offset(u)
         if visits > MAX_VISITS * n_units or q < 0 or q >= n_units or depth + 1 >= MAX_KEY:
-            return value, follows, False
+            return value, role, False
         path[depth] = c
         if (u >> 8) & 1:   # a rule ends here: its leaf is the child labelled 0
             i = 0
@@ -83,17 +86,20 @@ def charsmap_chars(units):
             while i <= depth:
                 cp, ln = _code_point(path, i, depth + 1)
                 if ln < 0:
-                    return value, follows, False
+                    return value, role, False
                 if k > 0:
-                    follows[cp] = True
+                    role[cp] |= FOLLOWS
                 i += ln
                 k += 1
+            first = _code_point(path, 0, depth + 1)[0]
             if k == 1:
-                value[_code_point(path, 0, depth + 1)[0]] = np.int64(units[q]) & 0x7FFFFFFF
+                value[first] = np.int64(units[q]) & 0x7FFFFFFF
+            else:
+                role[first] |= STARTS
         depth += 1
         base[depth] = q
         label[depth] = 1
-    return value, follows, True
+    return value, role, True
 
 
 @kernel
@@ -114,11 +120,12 @@ def _holds_string(buf, i, e, strings, string_offsets):
 
 
 @kernel
-def flagged_rows(buf, offsets, flags, lead_flags, strings, string_offsets):
+def flagged_rows(buf, offsets, flags, strings, string_offsets):
     """``bool[n]``: whether text i (``buf[offsets[i]:offsets[i + 1]]``, valid UTF-8) holds a
-    code point c with ``flags[c]``, starts with one with ``lead_flags[c]``, or holds one of the
-    byte strings ``strings[string_offsets[j]:string_offsets[j + 1]]`` (each non-empty).
-    ``flags`` and ``lead_flags`` are ``bool[0x110000]``, or empty for none."""
+    code point c with ``flags[c] & ANYWHERE``, starts with one with ``AT_START``, holds a
+    ``BEFORE_JOINER`` character followed by a ``JOINER`` one, or holds one of the byte strings
+    ``strings[string_offsets[j]:string_offsets[j + 1]]`` (each non-empty). ``flags`` is
+    ``uint8[0x110000]``, or empty for none."""
     n = offsets.shape[0] - 1
     out = np.zeros(n, np.bool_)
     first = np.zeros(256, np.bool_)
@@ -128,10 +135,8 @@ def flagged_rows(buf, offsets, flags, lead_flags, strings, string_offsets):
     for d in range(n):
         s = offsets[d]
         e = offsets[d + 1]
-        if s < e and lead_flags.shape[0] > 0 and lead_flags[max(_code_point(buf, s, e)[0], 0)]:
-            out[d] = True
-            continue
         i = s
+        prev = np.uint8(0)
         while i < e:
             b0 = buf[i]
             if first[b0] and _holds_string(buf, i, e, strings, string_offsets):
@@ -141,9 +146,11 @@ def flagged_rows(buf, offsets, flags, lead_flags, strings, string_offsets):
                 cp, ln = _code_point(buf, i, e)
                 if ln < 0:   # (not reached: the batch is packed from str)
                     cp, ln = 0xFFFD, 1
-                if flags[cp]:
+                f = flags[cp]
+                if (f & ANYWHERE) or (i == s and (f & AT_START)) or ((f & JOINER) and (prev & BEFORE_JOINER)):
                     out[d] = True
                     break
+                prev = f
                 i += ln
             else:
                 i += 1

@@ -1,8 +1,8 @@
 """sentencepiece's n-best search (``Lattice::NBest`` of ``unigram_model.cc``, without sampling),
 step for step, so that its results come in sentencepiece's order with its scores.
 
-``kernels.unigram.nbest`` is a k-best Viterbi: the same segmentations up to ties, ranked by
-float64 sums. sentencepiece runs an A* search from the end of the lattice in float32 and
+A k-best Viterbi would find the same segmentations up to ties, ranked by float64 sums (nbtok
+had one; it put 10-40% of n-best lists in another order). sentencepiece runs an A* search from the end of the lattice in float32 and
 returns complete paths in the order its priority queue pops them, which is neither quite the
 order of their scores (a partial path's priority ``fx`` is rounded, so a path can pop after
 a slightly worse one) nor defined for equal scores (the layout of libstdc++'s binary heap
@@ -25,7 +25,8 @@ positions is the same.
 import numpy as np
 
 from .._jit import kernel
-from .unigram import char_symbol, full_lattice
+from .normalize import normalize
+from .unigram import char_symbol, finish_ids, full_lattice
 
 MAX_AGENDA = 10000
 MIN_AGENDA = 512
@@ -266,3 +267,30 @@ def astar_nbest(norm, n, lat, idsc, unk_score, V, nbest):
             h = hnext[h]
         offsets[r + 1] = o
     return syms, offsets, scores
+
+
+@kernel
+def nbest_ids(text, N, M, F, k):
+    """The ids of the ``k`` best segmentations of one document as sentencepiece's
+    ``NBestEncode`` returns them (``astar_nbest`` for ``k >= 2``; the Viterbi's one for
+    ``k = 1`` or an empty normalized text, as sentencepiece): (ids, offsets, float32 scores)."""
+    V, unk_id, byte_fallback, byte_ids, bos, eos = F
+    units, pool, root_ok, ud_bc, ud_value, flags, cls = N
+    lat, idsc, unk_score, V2 = M
+    norm, n = normalize(text, 0, text.shape[0], units, pool, root_ok, ud_bc, ud_value, flags, cls,
+                        np.empty(text.shape[0] + 16, np.uint8))
+    if n == 0:
+        syms, offs, scores = np.zeros(0, np.int64), np.zeros(2, np.int64), np.zeros(1, np.float32)
+    else:
+        syms, offs, scores = astar_nbest(norm, n, lat, idsc, unk_score, V2, max(k, 2))
+        if k < 2:
+            offs, scores = offs[:2].copy(), scores[:1].copy()
+    count = offs.shape[0] - 1
+    out = np.empty(4 * syms.shape[0] + 2 * count + 2, np.int32)
+    out_off = np.zeros(count + 1, np.int64)
+    o = 0
+    for j in range(count):
+        o = finish_ids(syms[offs[j]:offs[j + 1]], offs[j + 1] - offs[j], V, unk_id, byte_fallback, byte_ids,
+                       bos, eos, out, o)
+        out_off[j + 1] = o
+    return out[:o].copy(), out_off, scores

@@ -23,8 +23,8 @@ where sentencepiece rebases, and CJK text, to the walk. A batch worker also cach
 of each word (U+2581 to the next U+2581) and replays it where that provably gives the same
 lattice values ("word cache" below), while the cache pays for itself (``words_wanted``).
 
-Also here: forward-filtering backward-sampling (``nbest_size < 0`` sampling) and n-best
-(``NBestEncode``) over the same lattice, for ``sample_encode`` / ``nbest_encode``.
+Also here: forward-filtering backward-sampling (``nbest_size < 0`` sampling) over the same
+lattice, for ``sample_encode``; n-best (``NBestEncode``) is ``kernels.spm_nbest``.
 """
 import numpy as np
 from numba import prange
@@ -1040,118 +1040,6 @@ def entropy_one(text, N, M, theta):
 @kernel
 def seed_rng(seed):
     np.random.seed(seed)
-
-
-# ------------------------------------------------------------------ n-best
-@kernel
-def _kbest_insert(sc, pp, pr, pid, cnt, e, k, cand, s, r, v):
-    """Insert a candidate into the top-k list of position e (kept sorted, best first)."""
-    base = e * k
-    c = cnt[e]
-    if c == k and cand <= sc[base + c - 1]:
-        return
-    j = c if c < k else k - 1
-    while j > 0 and sc[base + j - 1] < cand:
-        if j < k:
-            sc[base + j] = sc[base + j - 1]
-            pp[base + j] = pp[base + j - 1]
-            pr[base + j] = pr[base + j - 1]
-            pid[base + j] = pid[base + j - 1]
-        j -= 1
-    sc[base + j] = cand
-    pp[base + j] = s
-    pr[base + j] = r
-    pid[base + j] = v
-    if c < k:
-        cnt[e] = c + 1
-
-
-@kernel
-def nbest(norm, n, lat, idsc, unk_score, V, k):
-    """The k best segmentations of ``norm[:n]`` by total score (k-best Viterbi over the lattice).
-
-    Returns (symbols int64[], offsets int64[count + 1], scores float64[count])."""
-    psc = idsc.view(np.float32)
-    sc = np.full((n + 1) * k, -np.inf)
-    pp = np.zeros((n + 1) * k, np.int64)
-    pr = np.zeros((n + 1) * k, np.int64)
-    pid = np.zeros((n + 1) * k, np.int64)
-    cnt = np.zeros(n + 1, np.int64)
-    sc[0] = 0.0
-    cnt[0] = 1
-    s = 0
-    while s < n:
-        mblen = one_char_len(norm[s], n - s)
-        has_single = False
-        node = 0
-        for q in range(s, n):
-            node = unit_child(lat, node, norm[q])
-            if node < 0:
-                break
-            v = idsc[2 * node]
-            if v >= 0:
-                e = q + 1
-                w = np.float64(psc[2 * node + 1])
-                for r in range(cnt[s]):
-                    _kbest_insert(sc, pp, pr, pid, cnt, e, k, sc[s * k + r] + w, s, r, v)
-                if e - s == mblen:
-                    has_single = True
-        if not has_single:
-            e = s + mblen
-            for r in range(cnt[s]):
-                _kbest_insert(sc, pp, pr, pid, cnt, e, k, sc[s * k + r] + np.float64(unk_score), s, r, -1)
-        s += mblen
-    count = cnt[n]
-    total = 0
-    for j in range(count):
-        e = n
-        r = j
-        while e > 0:
-            total += 1
-            b = e * k + r
-            e, r = pp[b], pr[b]
-    syms = np.empty(total, np.int64)
-    offsets = np.zeros(count + 1, np.int64)
-    scores = np.empty(count, np.float64)
-    o = 0
-    for j in range(count):
-        scores[j] = sc[n * k + j]
-        start = o
-        e = n
-        r = j
-        while e > 0:
-            b = e * k + r
-            st = pp[b]
-            v = pid[b]
-            syms[o] = char_symbol(norm, st, e - st, V) if v < 0 else v
-            o += 1
-            e, r = st, pr[b]
-        for i in range((o - start) // 2):
-            t = syms[start + i]
-            syms[start + i] = syms[o - 1 - i]
-            syms[o - 1 - i] = t
-        offsets[j + 1] = o
-    return syms, offsets, scores
-
-
-@kernel
-def nbest_one(text, N, M, F, k):
-    """ids of the k best segmentations of one document: (ids, offsets, scores)."""
-    V, unk_id, byte_fallback, byte_ids, bos, eos = F
-    units, pool, root_ok, ud_bc, ud_value, flags, cls = N
-    lat, idsc, unk_score, V2 = M
-    normbuf, n = normalize(text, 0, text.shape[0], units, pool, root_ok, ud_bc, ud_value, flags, cls,
-                           np.empty(text.shape[0] + 16, np.uint8))
-    syms, offs, scores = nbest(normbuf, n, lat, idsc, unk_score, V2, k)
-    count = offs.shape[0] - 1
-    out = np.empty(4 * syms.shape[0] + 2 * count + 2, np.int32)
-    out_off = np.zeros(count + 1, np.int64)
-    o = 0
-    for j in range(count):
-        o = finish_ids(syms[offs[j]:offs[j + 1]], offs[j + 1] - offs[j], V, unk_id, byte_fallback, byte_ids,
-                       bos, eos, out, o)
-        out_off[j + 1] = o
-    return out[:o].copy(), out_off, scores
 
 
 # ------------------------------------------------------------------ one short document, few arguments

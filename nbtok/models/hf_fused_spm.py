@@ -23,8 +23,10 @@ text, whose rounding differs on near-ties. The two normalizations differ where H
 ``Precompiled`` looks up a grapheme cluster whole and SentencePiece matches the longest rule
 (a text holding a character that continues a multi-character rule), where a character maps to
 whitespace other than U+0020 (HF's splits and ``Strip`` take all Unicode whitespace), where the
-text holds ``▁`` or a character mapped to it, and, after ``Strip``, where the first character
-maps to nothing: such texts are flagged from the charsmap's own rules (``kernels.charsmap``).
+text holds ``▁`` or a character mapped to it, where a grapheme cluster of several characters
+starts with one that a rule starts with (HF replaces the whole cluster by the shortest rule
+that is a prefix of it), and, after ``Strip``, where the first character maps to nothing: such
+texts are flagged from the charsmap's own rules (``kernels.charsmap``).
 
 Texts that hold an added token or the unknown token's text, or a character the charsmap maps to
 text holding a character of a ``normalized`` added token, run stage by stage: HF cuts added
@@ -38,7 +40,7 @@ from ..kernels.charsmap import flagged_rows
 from ..text import pack_utf8
 
 SPACE = "\u2581"
-_NO_CHARS = np.zeros(0, np.bool_)
+_NO_CHARS = np.zeros(0, np.uint8)
 # what str.isspace accepts: Unicode White_Space (HF's char::is_whitespace) and U+001C..U+001F
 WHITESPACE = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) \
     + "\u2028\u2029\u202f\u205f\u3000"
@@ -138,12 +140,13 @@ def fuse_sentencepiece_bpe(hf):
     except ValueError:
         return None   # e.g. a piece twice: the stage-by-stage path reports what it reports
     contents = [a["content"] for a in hf.added] + [hf.model_tokens[hf.unk_id]]
-    lead = _NO_CHARS
+    flags = _NO_CHARS
     if cfg.get("pre_tokenizer") is not None and prefix:
         # HF's Metaspace prepends "▁" only to a text that does not start with one (or a space)
-        lead = np.zeros(0x110000, np.bool_)
-        lead[[0x20, 0x2581]] = True
-    return FusedSentencePiece(model, _NO_CHARS, lead, *_strings(contents))
+        from ..kernels.charsmap import AT_START
+        flags = np.zeros(0x110000, np.uint8)
+        flags[[0x20, 0x2581]] = AT_START
+    return FusedSentencePiece(model, flags, *_strings(contents))
 
 
 def _unigram_shape(normalizer, pre):
@@ -172,20 +175,28 @@ def _unigram_shape(normalizer, pre):
 
 
 def _charsmap_flags(units, pool, normalized_contents, strips):
-    """``(flags, lead_flags)`` of ``kernels.charsmap.flagged_rows`` for a Unigram file whose
-    charsmap is ``units`` / ``pool`` (module docstring), or None when the charsmap cannot be read
-    back (then the file runs stage by stage)."""
-    from ..kernels.charsmap import charsmap_chars
-    value, follows, ok = charsmap_chars(units)
+    """The ``flags`` of ``kernels.charsmap.flagged_rows`` for a Unigram file whose charsmap is
+    ``units`` / ``pool`` (module docstring), or None when the charsmap cannot be read back (then
+    the file runs stage by stage)."""
+    from ..kernels import charsmap as K
+    from ..pipeline.unicode import grapheme_joiners
+    value, role, ok = K.charsmap_chars(units)
     if not ok:
         return None
     raw = pool.tobytes()
-    flags = follows.copy()
-    lead = np.zeros(0x110000, np.bool_) if strips else _NO_CHARS
+    flags = np.zeros(0x110000, np.uint8)
+    flags[(role & K.FOLLOWS) != 0] |= K.ANYWHERE
+    # HF looks a grapheme cluster up whole and, where a rule is a prefix of it, replaces the
+    # whole cluster by the first (shortest) such rule: "E" + U+0301 becomes what "E" becomes
+    flags[(value >= 0) | ((role & K.STARTS) != 0)] |= K.BEFORE_JOINER
+    joiners = grapheme_joiners()
+    flags[joiners] |= K.JOINER
+    flags[joiners & ((flags & K.BEFORE_JOINER) != 0)] |= K.ANYWHERE   # (a Prepend or CR with a rule)
     content_chars = set("".join(normalized_contents))
     for c in WHITESPACE:
-        flags[ord(c)] |= c != " " and value[ord(c)] < 0
-    flags[ord(SPACE)] = True
+        if c != " " and value[ord(c)] < 0:
+            flags[ord(c)] |= K.ANYWHERE
+    flags[ord(SPACE)] |= K.ANYWHERE
     for cp in np.flatnonzero(value >= 0).tolist():
         v = int(value[cp])
         try:
@@ -195,10 +206,10 @@ def _charsmap_flags(units, pool, normalized_contents, strips):
         c = chr(cp)
         if (SPACE in mapped or any(ch in WHITESPACE and ch != " " for ch in mapped)
                 or (mapped != c and not content_chars.isdisjoint(mapped))):
-            flags[cp] = True
+            flags[cp] |= K.ANYWHERE
         if strips and not mapped:
-            lead[cp] = True
-    return flags, lead
+            flags[cp] |= K.AT_START
+    return flags
 
 
 def fuse_sentencepiece_unigram(hf):
@@ -224,10 +235,10 @@ def fuse_sentencepiece_unigram(hf):
     contents = [a["content"] for a in hf.added] + [hf.model_tokens[hf.unk_id]]
     # HF finds a normalized added token in the normalized text: a character the charsmap maps
     # to text holding one of its characters may make one (the others HF finds in the raw text)
-    checks = _charsmap_flags(N[0], N[1], [a["content"] for a in hf.added if a["normalized"]], strips)
-    if checks is None:
+    flags = _charsmap_flags(N[0], N[1], [a["content"] for a in hf.added if a["normalized"]], strips)
+    if flags is None:
         return None
-    return FusedUnigram(N, (hf._G, hf._V, _automaton(hf, N[1])), *checks, *_strings(contents))
+    return FusedUnigram(N, (hf._G, hf._V, _automaton(hf, N[1])), flags, *_strings(contents))
 
 
 def _automaton(hf, pool):
@@ -251,12 +262,12 @@ def _automaton(hf, pool):
 
 class FusedSentencePiece:
     """A SentencePiece-shaped tokenizer.json on ``SentencePieceModel``'s kernels, for the texts
-    where the two compute the same (``flags`` / ``lead_flags`` / ``strings``: see
-    ``kernels.charsmap.flagged_rows``; a flagged text runs stage by stage)."""
+    where the two compute the same (``flags`` / ``strings``: see ``kernels.charsmap.flagged_rows``;
+    a flagged text runs stage by stage)."""
 
-    def __init__(self, model, flags, lead_flags, strings, string_offsets):
+    def __init__(self, model, flags, strings, string_offsets):
         self.model = model
-        self._check = (flags, lead_flags, strings, string_offsets)
+        self._check = (flags, strings, string_offsets)
 
     def _flagged(self, buf, offsets):
         return flagged_rows(buf, offsets, *self._check)
@@ -289,9 +300,9 @@ class FusedSentencePiece:
 class FusedUnigram(FusedSentencePiece):
     """A SentencePiece-style Unigram tokenizer.json on ``kernels.hf_unigram`` (module docstring)."""
 
-    def __init__(self, N, H, flags, lead_flags, strings, string_offsets):
+    def __init__(self, N, H, flags, strings, string_offsets):
         self.N, self.H = N, H
-        self._check = (flags, lead_flags, strings, string_offsets)
+        self._check = (flags, strings, string_offsets)
 
     def encode(self, text, split_special_tokens):
         from ..kernels import hf_unigram as K

@@ -561,11 +561,10 @@ class SentencePieceModel:
         return float(kuni.entropy_one(buf, self.N, self.ML, float(alpha)))
 
     def nbest_encode(self, text, n, add_bos=False, add_eos=False):
-        """The ``n`` best segmentations (Unigram), best first, as a list of int32 arrays.
-
-        k-best Viterbi over the lattice by total piece score; segmentations with exactly equal
-        scores may be ordered differently from sentencepiece's A* search. ``n = 1`` is
-        ``encode`` (sentencepiece's ``NBestEncode`` with nbest_size 1 encodes)."""
+        """The ``n`` best segmentations (Unigram), as a list of int32 arrays, in the order
+        sentencepiece's ``NBestEncode`` returns them: its A* search is replayed step for step
+        (``kernels.spm_nbest``), ties and float32 rounding included. ``n = 1`` is ``encode``
+        (sentencepiece's ``NBestEncode`` with nbest_size 1 encodes)."""
         if self.model_type != "unigram":
             raise ValueError("nbest_encode needs a Unigram model")
         n = int(n)
@@ -573,8 +572,7 @@ class SentencePieceModel:
             raise ValueError("n must be in [1, 1024]")
         if n == 1:
             return [np.asarray(self.encode(text, add_bos, add_eos), np.int32)]
-        buf = np.frombuffer(_as_bytes(text), np.uint8)
-        ids, off, _ = kuni.nbest_one(buf, self.N, self.ML, self._F(add_bos, add_eos), n)
+        ids, off, _ = self._nbest_raw(text, n, add_bos, add_eos)
         return [ids[off[j]:off[j + 1]] for j in range(off.size - 1)]
 
     def _symbols(self, text, dropout=0.0):
@@ -804,8 +802,9 @@ class SentencePieceModel:
         return ids[off[j]:off[j + 1]].copy()
 
     def _nbest_raw(self, text, n, add_bos=False, add_eos=False):
-        """(ids, offsets, scores) of the n best segmentations (``kernels.unigram.nbest_one``)."""
+        """(ids, offsets, scores) of the n best segmentations (``kernels.spm_nbest.nbest_ids``)."""
+        from ..kernels.spm_nbest import nbest_ids
         if self.model_type != "unigram":
             raise ValueError("n-best needs a Unigram model")
         buf = np.frombuffer(_as_bytes(text), np.uint8)
-        return kuni.nbest_one(buf, self.N, self.ML, self._F(add_bos, add_eos), int(n))
+        return nbest_ids(buf, self.N, self.ML, self._F(add_bos, add_eos), int(n))

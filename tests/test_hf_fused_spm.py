@@ -6,9 +6,9 @@ shapes (``Precompiled`` + ``WhitespaceSplit`` + ``Metaspace``, the older one; ``
 ``sentencepiece`` trains on the committed text, with added tokens. Each is loaded by HF
 ``tokenizers`` (the oracle) and by nbtok; every id is compared on the committed text, the edge
 cases, texts that hold added tokens, and arbitrary Unicode (hypothesis), through the batch and
-the single-text calls. The Llama-style BPE files are trained in ``test_huggingface.py``
+the single-text calls; the same for a BPE model in BARThez's shape. The Llama-style BPE files are trained in ``test_huggingface.py``
 (``llama_bpe``, ``ms_llama``); the real files of ``../shared/data`` (T5, Phi-3, Yi) are compared
-on the shared corpora when that folder exists.
+on the shared corpora when that folder exists, Marian's and BARThez's too.
 """
 import base64
 import json
@@ -89,6 +89,38 @@ def t5_json(model_path, shape):
             "model": {"type": "Unigram", "unk_id": unk, "vocab": vocab, "byte_fallback": False}}
 
 
+def bpe_json(model_path):
+    """BARThez's shape: a SentencePiece BPE model behind its charsmap, WhitespaceSplit, Metaspace;
+    merges as HF's converter makes them (every split of a piece into two pieces, by piece id)."""
+    cfg = t5_json(model_path, "whitespace")
+    pieces = [p for p, _ in cfg["model"]["vocab"]]
+    vocab = {p: i for i, p in enumerate(pieces)}
+    merges = sorted(((vocab[p], vocab[p[:k]], p[:k], p[k:]) for p in pieces[:len(pieces) - len(ADDED)]
+                     for k in range(1, len(p)) if p[:k] in vocab and p[k:] in vocab))
+    unk = cfg["model"]["unk_id"]
+    cfg["model"] = {"type": "BPE", "vocab": vocab, "merges": [[a, b] for _, _, a, b in merges], "dropout": None,
+                    "unk_token": pieces[unk], "continuing_subword_prefix": None, "end_of_word_suffix": None,
+                    "fuse_unk": True, "byte_fallback": False}
+    return cfg
+
+
+@pytest.fixture(scope="module")
+def bpe_pair(tmp_path_factory):
+    root = tmp_path_factory.mktemp("fused_bpe")
+    train(root / "bpe.model", fixture_lines(), model_type="bpe", vocab_size=2000)
+    path = root / "barthez.json"
+    path.write_text(json.dumps(bpe_json(root / "bpe.model"), ensure_ascii=False), encoding="utf-8")
+    return tokenizers.Tokenizer.from_file(str(path)), nbtok.Tokenizer.from_huggingface(path)
+
+
+def test_bpe_with_charsmap(bpe_pair):
+    ref, tok = bpe_pair
+    assert type(tok.model.fused).__name__ == "FusedSentencePiece"
+    lines = fixture_lines() + EDGE_CASES + MORE
+    bad = mismatches(ref, tok, lines)
+    assert not bad, f"{len(bad)} of {len(lines)} lines differ, e.g. {[lines[k] for k in bad[:3]]!r}"
+
+
 @pytest.fixture(scope="module", params=["strip", "whitespace"])
 def unigram_pair(request, unigram_model, tmp_path_factory):
     """(HF tokenizers, nbtok) on a T5-shaped file around each trained model."""
@@ -146,9 +178,10 @@ def test_unigram_random_unicode(unigram_pair):
 
 # ---------------------------------------------------------------- real files of ../shared/data
 SHARED = {"t5-small": "models/hf_tokenizers/t5-small/tokenizer.json", "t5-xxl": "zoo/t5/sd3-t5xxl/tokenizer.json",
-          "phi-3": "models/hf_tokenizers/phi-3-mini/tokenizer.json", "yi": "zoo/yi/tokenizer.json"}
-KIND = {"t5-small": "FusedUnigram", "t5-xxl": "FusedUnigram", "phi-3": "FusedSentencePiece",
-        "yi": "FusedSentencePiece"}
+          "phi-3": "models/hf_tokenizers/phi-3-mini/tokenizer.json", "yi": "zoo/yi/tokenizer.json",
+          "marian": "zoo/marian/tokenizer.json", "barthez": "zoo/barthez/tokenizer.json"}
+KIND = {"t5-small": "FusedUnigram", "t5-xxl": "FusedUnigram", "marian": "FusedUnigram",
+        "phi-3": "FusedSentencePiece", "yi": "FusedSentencePiece", "barthez": "FusedSentencePiece"}
 
 
 @pytest.mark.parametrize("name", sorted(SHARED))

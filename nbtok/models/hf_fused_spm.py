@@ -12,6 +12,10 @@ score of its result (``kernels.spm_bpe``); given the file's merge ranks instead
 SentencePiece's with no charsmap, ``escape_whitespaces`` on, ``remove_extra_whitespaces`` off
 and ``add_dummy_prefix`` as the ``Prepend`` (HF prepends only to a non-empty text, as
 SentencePiece does; HF's ``Metaspace`` also skips a text that starts with a space or ``▁``).
+A BPE file converted with the model's charsmap (BARThez: the Unigram shapes below, around a
+``BPE`` model) runs the same way behind SentencePiece's normalizer with the charsmap, the texts
+flagged as for Unigram, when no merge makes a piece with ``▁`` past its start (HF merges word by
+word).
 
 **Unigram.** T5, mT5, ALBERT, XLNet, Pegasus files normalize with the model's charsmap
 (``Precompiled``) and then either ``WhitespaceSplit`` + ``Metaspace``, or ``Strip`` (right) +
@@ -115,37 +119,58 @@ def _proto(hf, model_type, pieces, scores, kinds, dummy_prefix, charsmap=b"", re
 
 
 def fuse_sentencepiece_bpe(hf):
-    """The fused runner for a Llama-style BPE ``HuggingFaceModel``, or None (module docstring)."""
+    """The fused runner for a SentencePiece-style BPE ``HuggingFaceModel``, or None (module docstring)."""
+    import base64
     from ..formats import sentencepiece_model as spm
     from .sentencepiece import SentencePieceModel
     cfg = hf.config
-    if (hf.kind != "BPE" or hf.bpe_prefix or hf.bpe_suffix or hf.ignore_merges or not hf.byte_fallback
-            or hf.unk_id < 0 or (hf.byte_tok < 0).any()):
-        return None
-    prefix = _bpe_dummy_prefix(cfg.get("normalizer"), cfg.get("pre_tokenizer"))
-    if prefix is None or any(t is None or t == "" for t in hf.model_tokens):
+    if (hf.kind != "BPE" or hf.bpe_prefix or hf.bpe_suffix or hf.ignore_merges or hf.unk_id < 0
+            or (hf.byte_fallback and (hf.byte_tok < 0).any()) or not (hf.byte_fallback or hf.fuse_unk)
+            or any(t is None or t == "" for t in hf.model_tokens)):
+        return None   # (sentencepiece fuses a run of unknown characters into one unknown id)
+    normalizer, pre = cfg.get("normalizer"), cfg.get("pre_tokenizer")
+    prefix = _bpe_dummy_prefix(normalizer, pre)
+    shape = _unigram_shape(normalizer, pre) if prefix is None else None
+    if prefix is None and shape is None:
         return None
     n = len(hf.model_tokens)
     kinds = np.full(n, spm.NORMAL, np.int8)
-    kinds[hf.byte_tok] = spm.BYTE
+    if hf.byte_fallback:
+        kinds[hf.byte_tok] = spm.BYTE
     kinds[hf.unk_id] = spm.UNKNOWN
     keys, values = hf.merge_ids
     low = np.int64(0xFFFFFFFF)
     parts = np.concatenate([keys >> 32, keys & low, values & low])
     if parts.size and (kinds[parts] != spm.NORMAL).any():
         return None   # a merge of byte pieces or of the unknown piece: SentencePiece never merges them
+    charsmap = b""
+    if shape is not None:
+        # HF merges word by word (Metaspace splits before each "▁"); SentencePiece over the whole
+        # text, which is the same while no merge makes a piece with "▁" past its start
+        if any(SPACE in hf.model_tokens[i][1:] for i in np.unique(values & low).tolist()):
+            return None
+        try:
+            charsmap = base64.b64decode(shape[0], validate=True) if shape[0] else b""
+        except (ValueError, TypeError):
+            return None
     try:   # HF's own pair -> rank table (a repeated pair keeps its last rank)
-        model = SentencePieceModel(_proto(hf, spm.BPE, hf.model_tokens, np.zeros(n), kinds, prefix),
-                                   merges=hf._keep[1])
+        model = SentencePieceModel(_proto(hf, spm.BPE, hf.model_tokens, np.zeros(n), kinds, shape is not None or prefix,
+                                          charsmap, remove_extra=shape is not None), merges=hf._keep[1])
     except ValueError:
         return None   # e.g. a piece twice: the stage-by-stage path reports what it reports
     contents = [a["content"] for a in hf.added] + [hf.model_tokens[hf.unk_id]]
-    flags = _NO_CHARS
-    if cfg.get("pre_tokenizer") is not None and prefix:
+    if shape is not None:
+        flags = _charsmap_flags(model.N[0], model.N[1], [a["content"] for a in hf.added if a["normalized"]],
+                                shape[1])
+        if flags is None:
+            return None
+    elif pre is not None and prefix:
         # HF's Metaspace prepends "▁" only to a text that does not start with one (or a space)
         from ..kernels.charsmap import AT_START
         flags = np.zeros(0x110000, np.uint8)
         flags[[0x20, 0x2581]] = AT_START
+    else:
+        flags = _NO_CHARS
     return FusedSentencePiece(model, flags, *_strings(contents))
 
 

@@ -30,7 +30,8 @@ ADDED = ["<extra_id_0>", "<extra_id_1>", "<sep>"]
 MORE = ["<extra_id_0> fill <extra_id_1>", "x<sep>y", "＜sep＞ fullwidth", "\u2581\u2581a \u2581", "a\u2581",
         "  leading", "\u200bleading", "\u200b lead", "trailing \u3000", "a\u00a0b\u2009c\u202fd", "tab\tand\nnewline",
         "\u0041\u030a \u212b \u00c5", "\uff21\uff22", "\u00a8a x\u00a8", "ﬁ ﬂ", "\u1100\u1161\u11a8",
-        "E\u0301TE\u0301", "The \u0041\u0301 e\u0301e\u0301", "\u200b", "\u00a0\u00a0x", "\r\nA\r\n"]
+        "E\u0301TE\u0301", "The \u0041\u0301 e\u0301e\u0301", "\u200b", "\u00a0\u00a0x", "\r\nA\r\n",
+        "\u337f" * 200, "x \u337f\ufdfa" * 50]   # (NFKC makes these longer: the batch redoes them alone)
 
 
 # a charsmap of its own (as Marian's): upper case as "U" + lower case, a rule of two characters,

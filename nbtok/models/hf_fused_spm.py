@@ -302,7 +302,7 @@ class FusedSentencePiece:
         buf, offsets, _ = pack_utf8([text])
         if self._flagged(buf, offsets)[0]:
             return None
-        return self.model.encode(text)
+        return self._encode_one(text, buf)
 
     def encode_batch(self, texts, split_special_tokens, num_threads, offsets):
         """As ``hf_fused.FusedByteLevel.encode_batch``; None with ``offsets`` (they run stage by stage)."""
@@ -318,8 +318,14 @@ class FusedSentencePiece:
             texts = [texts[k] for k in rows]
             buf, off, _ = pack_utf8(texts)
         with thread_limit(num_threads):
-            ids, doc_off = self.model.encode_packed(buf, off, texts)
+            ids, doc_off = self._encode_packed(buf, off, texts)
         return rows, (ids, None, None, doc_off, None, None)
+
+    def _encode_one(self, text, buf):
+        return self.model.encode(text)
+
+    def _encode_packed(self, buf, off, texts):
+        return self.model.encode_packed(buf, off, texts)
 
 
 class FusedUnigram(FusedSentencePiece):
@@ -329,39 +335,24 @@ class FusedUnigram(FusedSentencePiece):
         self.N, self.H = N, H
         self._check = (flags, strings, string_offsets)
 
-    def encode(self, text, split_special_tokens):
+    def _encode_one(self, text, buf):
         from ..kernels import hf_unigram as K
-        buf, offsets, _ = pack_utf8([text])
-        if self._flagged(buf, offsets)[0]:
-            return None
         return K.encode_one(buf, self.N, self.H)
 
-    def encode_batch(self, texts, split_special_tokens, num_threads, offsets):
-        """As ``FusedSentencePiece.encode_batch``."""
+    def _encode_packed(self, buf, off, texts):
+        """``(ids, doc_offsets)``: one parallel kernel call, as ``SentencePieceModel.encode_packed``."""
         import numba
         from ..kernels import hf_unigram as K
         from ..kernels.ragged import batch_chunks, chunk_bounds, gather_chunks
-        if offsets:
-            return None
-        buf, off, _ = pack_utf8(texts)
-        flagged = self._flagged(buf, off)
-        rows = None
-        if flagged.any():
-            rows = np.flatnonzero(~flagged).tolist()
-            if not rows:
-                return None
-            texts = [texts[k] for k in rows]
-            buf, off, _ = pack_utf8(texts)
         n = len(texts)
         out_offsets = np.zeros(n + 1, np.int64)
         np.cumsum(np.diff(off) + 4, out=out_offsets[1:])
         out = np.empty(int(out_offsets[-1]), np.int32)
         counts = np.empty(n, np.int64)
-        with thread_limit(num_threads):
-            workers = max(1, min(numba.get_num_threads(), n))
-            bounds = chunk_bounds(off, batch_chunks(n, buf.shape[0], workers))
-            used = np.empty(bounds.size - 1, np.int64)
-            K.encode_batch((buf, off), self.N, self.H, bounds, workers, (out_offsets, out, counts, used))
+        workers = max(1, min(numba.get_num_threads(), n))
+        bounds = chunk_bounds(off, batch_chunks(n, buf.shape[0], workers))
+        used = np.empty(bounds.size - 1, np.int64)
+        K.encode_batch((buf, off), self.N, self.H, bounds, workers, (out_offsets, out, counts, used))
         ids = gather_chunks(out, out_offsets, bounds, used)
         redo = np.flatnonzero(counts < 0)
         if redo.size:   # a normalization that expands the text: those documents one at a time
@@ -375,4 +366,4 @@ class FusedUnigram(FusedSentencePiece):
             ids = np.concatenate(parts)
         doc_off = np.zeros(n + 1, np.int64)
         np.cumsum(counts, out=doc_off[1:])
-        return rows, (ids, None, None, doc_off, None, None)
+        return ids, doc_off

@@ -315,7 +315,7 @@ def test_word_cache_replays_a_path_only_where_rounding_cannot_change_it(spm_mode
     rounds both to -60003, and sentencepiece gives the tie to the earlier start: '▁ab'.
     The batch's word cache meets 'ab' in a short document first (and caches '▁a b'), then in
     long ones, where it must not replay that path (the margin is below the rounding bound there)."""
-    from nbtok.kernels import unigram as kuni
+    from nbtok.kernels import unigram_words as kwords
     tok, sp = hand_made_unigram(spm_models, tmp_path / "tie.model", [
         ("▁", -20.0), ("a", -20.0), ("z", -20.0), ("b", -1.5), ("▁a", -1.5), ("▁ab", -3.001),
         ("▁zz", -10.0)])
@@ -324,7 +324,7 @@ def test_word_cache_replays_a_path_only_where_rounding_cannot_change_it(spm_mode
     assert sp.encode_as_pieces(long)[-3:] == ["▁ab"] * 3
     docs = [short] + [long] * 4
     assert tok.model.word_score_bound == 30.0  # |min score - 10|
-    assert kuni.word_slots(sum(map(len, docs))) > 0  # one worker: the cache is on
+    assert kwords.word_slots(sum(map(len, docs))) > 0  # one worker: the cache is on
     ids, offsets = tok.encode_batch_ragged(docs, num_threads=1)
     assert [ids[offsets[i]:offsets[i + 1]].tolist() for i in range(len(docs))] == sp.encode(docs)
 
@@ -663,7 +663,7 @@ def test_automaton_limits(spm_models, tmp_path):
 
 
 def test_han_text_takes_the_walk(spm_models):
-    from nbtok.kernels.unigram import mostly_han
+    from nbtok.kernels.unigram_words import mostly_han
     chinese = [x.strip() for x in (FIXTURES / "text" / "udhr_cmn_hans.txt").read_text().splitlines() if x.strip()]
     as_bytes = lambda s: np.frombuffer(("\u2581" + s).encode(), np.uint8)
     assert sum(mostly_han(as_bytes(x), len(as_bytes(x))) for x in chinese) > len(chinese) // 2
@@ -676,21 +676,21 @@ def test_han_text_takes_the_walk(spm_models):
 def test_word_cache_pauses_where_it_does_not_pay():
     """``words_wanted``: a window of words scored (replays - 4 fills) / words, running mean
     below 30% pauses the cache for WORD_PAUSE bytes."""
-    from nbtok.kernels import unigram as kuni
-    w32 = np.zeros(kuni.word_cache_size(1024), np.int32)
-    c = w32.size - kuni.WORD_COUNTS
-    assert kuni.words_wanted(w32, 100) and not kuni.words_wanted(w32[:0], 100)
-    w32[c:c + 3] = kuni.WORD_WINDOW, kuni.WORD_WINDOW // 10, kuni.WORD_WINDOW // 20  # cold first window
-    assert kuni.words_wanted(w32, 100)  # mean (100% + -10%) / 2 = 45%
+    from nbtok.kernels import unigram_words as kwords
+    w32 = np.zeros(kwords.word_cache_size(1024), np.int32)
+    c = w32.size - kwords.WORD_COUNTS
+    assert kwords.words_wanted(w32, 100) and not kwords.words_wanted(w32[:0], 100)
+    w32[c:c + 3] = kwords.WORD_WINDOW, kwords.WORD_WINDOW // 10, kwords.WORD_WINDOW // 20  # cold first window
+    assert kwords.words_wanted(w32, 100)  # mean (100% + -10%) / 2 = 45%
     assert w32[c + 4] == 450 and w32[c:c + 3].tolist() == [0, 0, 0]
-    w32[c:c + 3] = kuni.WORD_WINDOW, kuni.WORD_WINDOW // 2, kuni.WORD_WINDOW // 10  # 10%
-    assert not kuni.words_wanted(w32, 100)  # (45% + 10%) / 2 < 30%
-    assert w32[c + 3] == kuni.WORD_PAUSE
-    assert not kuni.words_wanted(w32, kuni.WORD_PAUSE - 1)
-    assert not kuni.words_wanted(w32, 5)
-    assert kuni.words_wanted(w32, 5)  # paused bytes spent: the next window tests again
-    w32[c:c + 3] = kuni.WORD_WINDOW, kuni.WORD_WINDOW * 9 // 10, 0  # 90%
-    assert kuni.words_wanted(w32, 100) and w32[c + 4] == (275 + 900) // 2
+    w32[c:c + 3] = kwords.WORD_WINDOW, kwords.WORD_WINDOW // 2, kwords.WORD_WINDOW // 10  # 10%
+    assert not kwords.words_wanted(w32, 100)  # (45% + 10%) / 2 < 30%
+    assert w32[c + 3] == kwords.WORD_PAUSE
+    assert not kwords.words_wanted(w32, kwords.WORD_PAUSE - 1)
+    assert not kwords.words_wanted(w32, 5)
+    assert kwords.words_wanted(w32, 5)  # paused bytes spent: the next window tests again
+    w32[c:c + 3] = kwords.WORD_WINDOW, kwords.WORD_WINDOW * 9 // 10, 0  # 90%
+    assert kwords.words_wanted(w32, 100) and w32[c + 4] == (275 + 900) // 2
 
 
 def test_word_cache_pause_keeps_parity(spm_models):

@@ -94,7 +94,7 @@ def encode_pieces(m, text, sample=False, alpha=0.1, nbest_size=-1):
     """(input bytes, pieces) of ``text`` as sentencepiece's ``Encode`` (``sample``:
     ``SampleEncode``); a piece is ``[piece, id, surface or None, begin, end]``."""
     from ..kernels import spm_offsets as koff
-    from ..kernels import unigram as kuni
+    from ..kernels import sampling as ksample
     data = _as_bytes(text)
     if not sample:
         return data, _populate(m, data, *_viterbi(m, data))
@@ -117,7 +117,7 @@ def encode_pieces(m, text, sample=False, alpha=0.1, nbest_size=-1):
         return data, _populate(m, data, norm, n2o, results[j][0])
     lat, idsc, unk_score, V = m.ML
     syms = np.empty(norm.size + 1, np.int64)
-    k = kuni.ffbs_sample(norm, norm.size, lat, idsc, unk_score, V, alpha, syms)
+    k = ksample.ffbs_sample(norm, norm.size, lat, idsc, unk_score, V, alpha, syms)
     return data, _populate(m, data, norm, n2o, syms[:k])
 
 

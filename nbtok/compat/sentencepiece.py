@@ -413,7 +413,7 @@ class SentencePieceProcessor:
 def set_random_generator_seed(seed):
     """Seed the generator subword sampling draws from (nbtok's, not sentencepiece's mt19937);
     ``seed`` in ``[0, 2**32)``."""
-    from ..models.sentencepiece import seed_sampling
+    from ..models.sentencepiece_sampling import seed_sampling
     seed_sampling(seed)
 
 

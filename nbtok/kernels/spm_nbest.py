@@ -8,7 +8,7 @@ order of their scores (a partial path's priority ``fx`` is rounded, so a path ca
 a slightly worse one) nor defined for equal scores (the layout of libstdc++'s binary heap
 decides). This kernel replays that search:
 
-* the lattice in sentencepiece's node order (``kernels.unigram.full_lattice`` numbers nodes
+* the lattice in sentencepiece's node order (``kernels.sampling.full_lattice`` numbers nodes
   as ``PopulateNodes`` inserts them: by start, then by length, then the unknown node), each
   position's ``end_nodes`` in insertion order;
 * ``Lattice::Viterbi``'s float32 ``backtrace_score`` of every node (the heuristic h);
@@ -26,7 +26,8 @@ import numpy as np
 
 from .._jit import kernel
 from .normalize import normalize
-from .unigram import char_symbol, finish_ids, full_lattice
+from .sampling import full_lattice
+from .symbols import char_symbol, finish_ids
 
 MAX_AGENDA = 10000
 MIN_AGENDA = 512

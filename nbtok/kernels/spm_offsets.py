@@ -27,9 +27,8 @@ from numba import prange
 from .._jit import batch_kernel, kernel
 from . import spm_bpe as kbpe
 from . import unigram as kuni
+from .symbols import INVALID_BASE, _emit_symbol_bytes
 from .normalize import SPACE0, SPACE1, SPACE2, _src_byte, normalize_prefix, plain_class
-
-INVALID_BASE = kuni.INVALID_BASE
 
 
 # ------------------------------------------------------------------ normalizer with alignment
@@ -206,7 +205,7 @@ def _emit(syms, m, n2o, piece_offsets, F, text, start, ids, st, en, lo, hi):
         elif byte_fallback:
             if o + 4 > hi_body:
                 return -1
-            o2 = kuni._emit_symbol_bytes(s, V, byte_ids, ids, o)
+            o2 = _emit_symbol_bytes(s, V, byte_ids, ids, o)
             for j in range(o, o2):
                 st[j] = c0
                 en[j] = c

@@ -272,7 +272,8 @@ def _automaton(hf, pool):
     ``kernels.aho_corasick``): then each word takes the trie walk."""
     from ..kernels.aho_corasick import build_automaton
     from ..kernels.trie import labelled_units
-    from ..kernels.unigram import lattice_utf8_ok, pack_lattice_trie
+    from ..kernels.unigram import pack_lattice_trie
+    from ..kernels.unigram_words import lattice_utf8_ok
     none = (np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32))
     bc, value = hf._G[0], hf._G[1]
     mv = hf.model_vocab

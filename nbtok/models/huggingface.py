@@ -26,7 +26,7 @@ from ..kernels.hashmap import IntMap
 from ..kernels.trie import build_trie
 from ..pipeline.added_tokens import added_token_trie, resolve_ids
 from ..pipeline.decoders import build_decoder
-from ..pipeline.lengths import merge_ragged, pad_rows, padding_params, truncation_params
+from ..pipeline.lengths import file_lengths, merge_ragged, padding_params, truncation_params
 from ..pipeline.normalizers import build_normalizer
 from ..pipeline.post_processors import Post, trim_tables
 from ..pipeline.pre_tokenizers import build_pre_tokenizer
@@ -335,33 +335,8 @@ class HuggingFaceModel:
                                     offsets)
         ids, st, en, doc_off = self._post_process(*res, add_special_tokens)
         if self.truncation is not None or self.padding is not None:
-            ids, st, en, doc_off = self._file_lengths(ids, st, en, doc_off, add_special_tokens)
-        return ids, st, en, doc_off
-
-    def _file_lengths(self, ids, st, en, doc_off, add_special_tokens):
-        """The file's own ``truncation`` and ``padding``, as HF applies them on every encode:
-        cut each text's ids to ``max_length`` (keeping the post-processor's tokens), then pad
-        to a fixed length or to the longest of the batch (pads at offsets (0, 0))."""
-        from ..kernels import ragged as R
-        post = self.post
-        lead, trail = (post.prefix_ids.size, post.suffix_ids.size) if add_special_tokens else (0, 0)
-        if self.truncation is not None:
-            max_length, left = self.truncation
-            if max_length < lead + trail:
-                raise ValueError(f"tokenizer.json truncation: max_length {max_length} is shorter than the "
-                                 f"{lead + trail} special tokens the post-processor adds")
-            keep = R.truncation_mask(doc_off, max_length, lead, trail, left)
-            if not keep.all():
-                doc_off = R.kept_offsets(keep, doc_off)
-                ids = ids[keep]
-                st, en = (st[keep], en[keep]) if st is not None else (None, None)
-        if self.padding is not None:
-            fixed, multiple, left, pad_id = self.padding
-            counts = np.diff(doc_off)
-            target = fixed if fixed is not None else (int(counts.max()) if counts.size else 0)
-            if multiple and target % multiple:
-                target += multiple - target % multiple
-            ids, st, en, doc_off = pad_rows(ids, st, en, doc_off, target, left, pad_id)
+            lead, trail = (self.post.prefix_ids.size, self.post.suffix_ids.size) if add_special_tokens else (0, 0)
+            ids, st, en, doc_off = file_lengths(self.truncation, self.padding, lead, trail, ids, st, en, doc_off)
         return ids, st, en, doc_off
 
     def _run_stages(self, texts, split_special_tokens, num_threads):

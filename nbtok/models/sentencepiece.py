@@ -17,9 +17,13 @@ from .._jit import thread_limit
 from ..formats.sentencepiece_model import (BPE, BYTE, CONTROL, NORMAL, UNIGRAM, UNKNOWN, UNUSED,
                                            USER_DEFINED, ModelProtoData, read_model_file, read_model_proto,
                                            write_model_proto)
+from ..kernels import charsmap as kcmap
 from ..kernels import normalize as knorm
 from ..kernels import spm_bpe as kbpe
+from ..kernels import spm_bpe_words as kwbpe
+from ..kernels import symbols as ksym
 from ..kernels import unigram as kuni
+from ..kernels import unigram_words as kwords
 from ..kernels.bpe import new_pair_filter
 from ..kernels.hashmap import IntMap
 from ..kernels.ragged import batch_chunks, chunk_bounds, gather_chunks
@@ -27,20 +31,12 @@ from ..kernels.aho_corasick import build_automaton
 from ..kernels.trie import build_trie, labelled_units
 from ..text import pack_utf8, utf8 as _as_bytes
 from ..vocab import Vocab
+from .sentencepiece_decode import Decoding
+from .sentencepiece_offsets import Offsets
+from .sentencepiece_sampling import Regularization
 
 SPACE = "\u2581"
 _EMPTY_TRIE = (np.zeros(2, np.int32), np.full(1, -1, np.int32))
-
-
-def seed_sampling(seed):
-    """Seed the generator subword sampling draws from (Numba's): ``seed`` an int in
-    ``[0, 2**32)``, the range of sentencepiece's ``SetRandomGeneratorSeed`` and NumPy's
-    ``seed`` (Numba would truncate a larger one, so two seeds would give one stream)."""
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"seed must be an int, not {type(seed).__name__}")
-    if not 0 <= int(seed) < 1 << 32:
-        raise ValueError(f"seed must be in [0, 2**32), got {seed}")
-    kuni.seed_rng(int(seed))
 
 
 def _vocab_from_arrays(piece_bytes, piece_offsets, scores, kinds):
@@ -82,10 +78,10 @@ def normalizer_arrays(spec, ws_suffix=False, ud_trie=None):
         ud_trie = (np.zeros(0, np.int32), np.zeros(0, np.int32))
     root_ok = knorm.root_filter(units)
     return (units, pool, root_ok, ud_trie[0], ud_trie[1], flags,
-            knorm.byte_classes(units, pool, root_ok, ud_trie[0], ud_trie[1]))
+            kcmap.byte_classes(units, pool, root_ok, ud_trie[0], ud_trie[1]))
 
 
-class SentencePieceModel:
+class SentencePieceModel(Regularization, Decoding, Offsets):
     """Implements the Tokenizer model protocol for sentencepiece Unigram and BPE models."""
 
     def __init__(self, proto: ModelProtoData, merges=None):
@@ -192,15 +188,15 @@ class SentencePieceModel:
             self.P = None
             lens_ok = V < (1 << 20) and int(lens.max()) < 4096 and pb.size < (1 << 31)
             if lens_ok:
-                table, char_syms, dup = kbpe.build_piece_table(pb, proto.piece_offsets, kinds)
+                table, char_syms, dup = kwbpe.build_piece_table(pb, proto.piece_offsets, kinds)
                 if dup >= 0:
                     raise ValueError("sentencepiece model: a piece is defined twice")
                 if merges is None:
-                    keys, vals, sl, sr = kbpe.build_merges(table, pb, proto.piece_offsets, kinds, self._ranks)
+                    keys, vals, sl, sr = kwbpe.build_merges(table, pb, proto.piece_offsets, kinds, self._ranks)
                     self.merges = IntMap.from_arrays(keys, vals)
                 else:
                     sl, sr = self._given_merges(merges)
-                self.P = (table, char_syms, pb, kbpe.build_bigrams(pb, proto.piece_offsets, kinds),
+                self.P = (table, char_syms, pb, kwbpe.build_bigrams(pb, proto.piece_offsets, kinds),
                           self.merges.keys, self.merges.values, new_pair_filter(self.merges.keys), kinds, sl, sr,
                           bool(np.any(kinds == UNUSED)), np.int64(V))
             else:
@@ -228,13 +224,13 @@ class SentencePieceModel:
             lbc, lvalue = self.trie
         units = labelled_units(lbc, lvalue, wide)
         self._lattice_bc, self._lattice_value, self._ML = lbc, lvalue, None
-        # the automaton's records and the word cache need valid UTF-8 (``kernels.unigram.lattice_utf8_ok``)
-        self._lattice_utf8 = bool(kuni.lattice_utf8_ok(self.proto.piece_bytes, self.proto.piece_offsets, lat,
+        # the automaton's records and the word cache need valid UTF-8 (``kernels.unigram_words.lattice_utf8_ok``)
+        self._lattice_utf8 = bool(kwords.lattice_utf8_ok(self.proto.piece_bytes, self.proto.piece_offsets, lat,
                                                        self.N[1]))
         # the Viterbi's word cache: the largest |score| of a lattice edge, or -1 if words cannot
-        # be cached (``kernels.unigram.word_cache_ok``; node numbers fit the cached paths)
+        # be cached (``kernels.unigram_words.word_cache_ok``; node numbers fit the cached paths)
         self.word_score_bound = -1.0
-        if units.shape[0] < (1 << 25) and self._lattice_utf8 and kuni.word_cache_ok(
+        if units.shape[0] < (1 << 25) and self._lattice_utf8 and kwords.word_cache_ok(
                 self.proto.piece_bytes, self.proto.piece_offsets, lat):
             self.word_score_bound = float(max(np.abs(self.lscore[lat]).max(initial=0.0), abs(self.unk_score)))
         return units, kuni.pack_lattice_trie(lvalue, self.lscore), self.unk_score, np.int64(self.V)
@@ -439,8 +435,8 @@ class SentencePieceModel:
                     self._encode_into = cres.entry_point
             return res
         if self.fast_words:
-            res = self._call(kbpe.encode_one_words, buf, self.N, self.P, F)
-            args, kern = (self.N, self.P, F), kbpe.encode_one_words
+            res = self._call(kwbpe.encode_one_words, buf, self.N, self.P, F)
+            args, kern = (self.N, self.P, F), kwbpe.encode_one_words
         else:
             res = self._call(kbpe.encode_one, buf, self.N, self.M, F, 0.0, self.W)
             args, kern = (self.N, self.M, F, 0.0, self.W), kbpe.encode_one
@@ -478,8 +474,8 @@ class SentencePieceModel:
         bounds = chunk_bounds(offsets, batch_chunks(n, buf.shape[0], workers))
         used = np.empty(bounds.size - 1, np.int64)
         if self.model_type == "unigram":
-            slots = kuni.word_slots(buf.shape[0] // workers) if self.word_score_bound >= 0 else 0
-            size = kuni.word_cache_size(slots)
+            slots = kwords.word_slots(buf.shape[0] // workers) if self.word_score_bound >= 0 else 0
+            size = kwords.word_cache_size(slots)
             words = self._take_word_buffer(workers * size)
             try:
                 kuni.encode_batch(buf, offsets, out_offsets, self.N, self.M, F, self.automaton, bounds, workers, out,
@@ -487,7 +483,7 @@ class SentencePieceModel:
             finally:
                 self._word_buffers.append(words)
         elif self.fast_words:
-            kbpe.encode_batch_words(buf, offsets, out_offsets, self.N, self.P, F, bounds, workers, out, counts, used)
+            kwbpe.encode_batch_words(buf, offsets, out_offsets, self.N, self.P, F, bounds, workers, out, counts, used)
         else:
             kbpe.encode_batch(buf, offsets, out_offsets, self.N, self.M, F, bounds, workers, out, counts, used,
                               self.W)
@@ -506,81 +502,12 @@ class SentencePieceModel:
         np.cumsum(counts, out=res_off[1:])
         return ids, res_off
 
-    def sample_encode(self, text, alpha=0.1, nbest_size=-1, seed=None, add_bos=False, add_eos=False):
-        """Subword regularization. Unigram: ``nbest_size < 0`` samples a segmentation from the full
-        lattice (forward-filtering backward-sampling, p ~ exp(alpha * score)); 0 or 1 is Viterbi;
-        ``nbest_size > 1`` (at most 512) draws one of the nbest_size best segmentations with
-        p ~ exp(alpha * score) (sentencepiece's ``SampleEncode``).
-        BPE: BPE-dropout, each valid merge skipped with probability ``alpha``.
-        ``seed`` seeds Numba's generator (sentencepiece's mt19937 streams are not reproduced)."""
-        buf = np.frombuffer(_as_bytes(text), np.uint8)
-        F = self._F(add_bos, add_eos)
-        if seed is not None:
-            seed_sampling(seed)
-        if self.model_type == "bpe":
-            if not 0.0 <= alpha <= 1.0:
-                raise ValueError("alpha must be in [0, 1] for BPE-dropout")
-            if alpha == 0.0 and self.fast_words:
-                return self.encode(text, add_bos, add_eos)
-            return kbpe.encode_one(buf, self.N, self.M, F, float(alpha), self.W)
-        if nbest_size in (0, 1):
-            return self.encode(text, add_bos, add_eos)
-        if nbest_size > 1:
-            return self._sample_nbest(text, alpha, nbest_size, add_bos, add_eos)
-        return kuni.sample_one(buf, self.N, self.ML, F, float(alpha))
-
-    def sample_encode_batch(self, texts, alpha=0.1, nbest_size=-1, seed=None, add_bos=False, add_eos=False):
-        """``sample_encode`` of every text, as a list of int32 arrays. With ``seed``, text i is
-        drawn as ``sample_encode(texts[i], seed=seed + i)`` draws it, so a seeded batch is
-        reproducible and equal to the single calls. Unigram with ``nbest_size < 0`` samples
-        every text in one parallel kernel call; the other kinds text by text."""
-        if isinstance(texts, (str, bytes)):
-            raise TypeError("sample_encode_batch expects a list of texts, not a single text")
-        texts = list(texts)
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
-            raise TypeError(f"seed must be an int, not {type(seed).__name__}")
-        base = int(np.random.randint(0, 2 ** 31)) if seed is None else int(seed)
-        if not 0 <= base <= 2 ** 32 - 1 - len(texts):
-            raise ValueError(f"seed must be an int in [0, 2**32 - {len(texts)}] for a batch of {len(texts)} "
-                             f"texts (text i is drawn with seed + i), not {seed!r}")
-        seeds = [base + i for i in range(len(texts))]
-        if self.model_type != "unigram" or nbest_size >= 0 or not texts:
-            return [self.sample_encode(t, alpha, nbest_size, s, add_bos, add_eos) for t, s in zip(texts, seeds)]
-        buf, offsets, _ = pack_utf8(texts, _as_bytes)
-        ids, off = kuni.sample_batch(buf, offsets, self.N, self.ML, self._F(add_bos, add_eos), float(alpha),
-                                     np.array(seeds, np.int64))
-        return [ids[off[i]:off[i + 1]] for i in range(len(texts))]
-
-    def calculate_entropy(self, text, alpha):
-        """Entropy of ``p ~ exp(alpha * score)`` over the segmentations of ``text`` (Unigram;
-        ``kernels.unigram.lattice_entropy``)."""
-        if self.model_type != "unigram":
-            raise NotImplementedError("calculate_entropy needs a Unigram model (sentencepiece computes "
-                                      "it only for Unigram)")
-        buf = np.frombuffer(_as_bytes(text), np.uint8)
-        return float(kuni.entropy_one(buf, self.N, self.ML, float(alpha)))
-
-    def nbest_encode(self, text, n, add_bos=False, add_eos=False):
-        """The ``n`` best segmentations (Unigram), as a list of int32 arrays, in the order
-        sentencepiece's ``NBestEncode`` returns them: its A* search is replayed step for step
-        (``kernels.spm_nbest``), ties and float32 rounding included. ``n = 1`` is ``encode``
-        (sentencepiece's ``NBestEncode`` with nbest_size 1 encodes)."""
-        if self.model_type != "unigram":
-            raise ValueError("nbest_encode needs a Unigram model")
-        n = int(n)
-        if not 1 <= n <= 1024:
-            raise ValueError("n must be in [1, 1024]")
-        if n == 1:
-            return [np.asarray(self.encode(text, add_bos, add_eos), np.int32)]
-        ids, off, _ = self._nbest_raw(text, n, add_bos, add_eos)
-        return [ids[off[j]:off[j + 1]] for j in range(off.size - 1)]
-
     def _symbols(self, text, dropout=0.0):
         buf = np.frombuffer(_as_bytes(text), np.uint8)
         if self.model_type == "unigram":
             return kuni.symbols_one(buf, self.N, self.M)
         if self.fast_words and not dropout > 0.0:
-            return kbpe.symbols_one_words(buf, self.N, self.P)
+            return kwbpe.symbols_one_words(buf, self.N, self.P)
         return kbpe.symbols_one(buf, self.N, self.M, float(dropout), self.W)
 
     def _pieces_from_symbols(self, syms):
@@ -593,7 +520,7 @@ class SentencePieceModel:
                 prev_unk = False
                 continue
             cp = s - V
-            ch = bytes([cp - kuni.INVALID_BASE]) if cp >= kuni.INVALID_BASE else chr(cp).encode("utf-8", "surrogatepass")
+            ch = bytes([cp - ksym.INVALID_BASE]) if cp >= ksym.INVALID_BASE else chr(cp).encode("utf-8", "surrogatepass")
             if self.byte_fallback:
                 out.extend(f"<0x{b:02X}>" for b in ch)
             elif prev_unk:
@@ -608,88 +535,6 @@ class SentencePieceModel:
         return self._pieces_from_symbols(syms)
 
     # ------------------------------------------------------------------ decoding
-    def decode_bytes(self, ids):
-        ids = self.vocab.check_ids(ids)
-        raw = knorm.decode_ids(ids, self.vocab.piece_bytes, self.vocab.piece_offsets, self.vocab.kinds,
-                               self.byte_values, self.unk_surface, self._strip_first, self._keep_bos_ws)
-        if self.denorm is not None:
-            return self._denormalize(raw.tobytes())
-        return raw.tobytes()
-
-    def decode_ragged(self, ids, offsets):
-        """Decode a ragged batch (flat ids + offsets) in one kernel call: list of str."""
-        ids = self.vocab.check_ids(ids)
-        offsets = np.ascontiguousarray(offsets, np.int64)
-        if offsets.ndim != 1 or offsets.size == 0 or offsets[0] != 0 or offsets[-1] != ids.size \
-                or np.any(np.diff(offsets) < 0):
-            raise ValueError("offsets must start at 0, be non-decreasing and end at len(ids)")
-        raw, off = knorm.decode_ragged(ids, offsets, self.vocab.piece_bytes, self.vocab.piece_offsets,
-                                       self.vocab.kinds, self.byte_values, self.unk_surface,
-                                       self._strip_first, self._keep_bos_ws)
-        data = raw.tobytes()
-        o = off.tolist()
-        if self.denorm is None:
-            return [data[o[d]:o[d + 1]].decode("utf-8", "replace") for d in range(len(o) - 1)]
-        return [self._denormalize(data[o[d]:o[d + 1]]).decode("utf-8", "replace") for d in range(len(o) - 1)]
-
-    def decode_batch(self, batch):
-        batch = [np.asarray(b) for b in batch]
-        offsets = np.zeros(len(batch) + 1, np.int64)
-        np.cumsum([b.size for b in batch], out=offsets[1:])
-        flat = np.concatenate(batch) if batch else np.zeros(0, np.int32)
-        return self.decode_ragged(flat.astype(np.int64, copy=False), offsets)
-
-    def _denormalize(self, data):
-        raw = np.frombuffer(data, np.uint8)
-        out, n = knorm.normalize(raw, 0, raw.size, *self.denorm, np.empty(raw.size * 3 + 8, np.uint8))
-        return out[:n].tobytes()
-
-    def decode(self, ids):
-        if isinstance(ids, (list, tuple)) and ids and isinstance(ids[0], str):
-            return self.decode_pieces(ids)
-        return self.decode_bytes(ids).decode("utf-8", "replace")
-
-    def decode_pieces(self, pieces):
-        """Decode piece strings; a string that is not a piece is copied as is (sentencepiece)."""
-        ids = [self.piece_to_id(p) for p in pieces]
-        parts = []
-        run = []
-        for p, i in zip(pieces, ids):
-            if i == self.unk_id and p != self.id_to_piece(i):
-                run.append(p)
-                continue
-            run.append(i)
-        # segments of literal strings are spliced between id runs
-        out = []
-        cur = []
-        first = True
-        for x in run:
-            if isinstance(x, str):
-                if cur:
-                    out.append(self._decode_segment(cur, first))
-                    first = False
-                    cur = []
-                out.append(x)
-                first = False
-            else:
-                cur.append(x)
-        if cur:
-            out.append(self._decode_segment(cur, first))
-        parts = "".join(out)
-        return parts
-
-    def _decode_segment(self, ids, first):
-        if first:
-            return self.decode(np.asarray(ids, np.int32))
-        # not at the start: no leading-space stripping
-        marker = self.V  # decode with a dummy visible prefix: emulate by a plain join
-        ids = self.vocab.check_ids(np.asarray(ids, np.int32))
-        raw = knorm.decode_ids(ids, self.vocab.piece_bytes, self.vocab.piece_offsets, self.vocab.kinds,
-                               self.byte_values, self.unk_surface, False, True)
-        del marker
-        return raw.tobytes().decode("utf-8", "replace")
-
-    # ------------------------------------------------------------------ vocabulary
     def id_to_piece(self, i):
         i = int(i)
         if not 0 <= i < self.V:
@@ -712,99 +557,3 @@ class SentencePieceModel:
         return self.V
 
     # ------------------------------------------------------------------ offsets, n-best sampling
-    def encode_batch_offsets(self, texts, add_bos=False, add_eos=False, num_threads=None, **opts):
-        """``(ids int32[total], offsets int64[n+1], starts int64[total], ends int64[total])``:
-        the ids of ``encode_batch_ragged`` and, per token, its character span in its text, as
-        sentencepiece's ``SentencePieceText`` ``begin`` / ``end`` (see ``kernels.spm_offsets``
-        for the two deliberate differences). One parallel kernel call over the flat batch."""
-        from ..kernels import spm_offsets as koff
-        self._check_opts(opts)
-        if num_threads is not None:
-            with thread_limit(num_threads):
-                return self.encode_batch_offsets(texts, add_bos, add_eos)
-        if isinstance(texts, (str, bytes)):
-            raise TypeError("encode_batch_offsets expects a list of str, not a single text")
-        try:
-            data = [t.encode("utf-8") for t in texts]  # bytes have no .encode
-        except AttributeError:
-            raise TypeError("offsets are character offsets: texts must be str") from None
-        n = len(data)
-        lens = np.fromiter(map(len, data), np.int64, n)
-        offsets = np.zeros(n + 1, np.int64)
-        np.cumsum(lens, out=offsets[1:])
-        if n and lens.max() >= 2 ** 31:
-            raise ValueError("a text of 2 GiB or more: offsets are not supported")
-        buf = np.frombuffer(b"".join(data), np.uint8)
-        F = self._F(add_bos, add_eos)
-        po = self.vocab.piece_offsets
-
-        def run(buf, offsets, room, n_chunks):
-            out_offsets = np.zeros(room.size + 1, np.int64)
-            np.cumsum(room, out=out_offsets[1:])
-            total = int(out_offsets[-1])
-            ids = np.empty(total, np.int32)
-            st = np.empty(total, np.int32)  # per-document character offsets
-            en = np.empty(total, np.int32)
-            counts = np.zeros(room.size, np.int64)
-            if room.size:
-                if self.model_type == "unigram":
-                    koff.unigram_offsets_batch(buf, offsets, out_offsets, self.N, self.M, F, po, n_chunks,
-                                               ids, st, en, counts)
-                else:
-                    koff.bpe_offsets_batch(buf, offsets, out_offsets, self.N, self.M, F, self.W, po, n_chunks,
-                                           ids, st, en, counts)
-            return ids, st, en, out_offsets, counts
-
-        per_thread = 8 if self.model_type == "unigram" else 2
-        n_chunks = max(1, min(n, numba.get_num_threads() * per_thread))
-        ids, st, en, out_offsets, counts = run(buf, offsets, lens + 4, n_chunks)
-        # documents whose ids outgrew lens + 4 (NFKC expansions, byte fallback): again, with
-        # room for the worst case (18 normalized bytes per input byte, 4 ids per byte, + 8)
-        redo = np.flatnonzero(counts < 0)
-        if redo.size:
-            parts = [data[d] for d in redo.tolist()]
-            sub_buf = np.frombuffer(b"".join(parts), np.uint8)
-            sub_off = np.zeros(redo.size + 1, np.int64)
-            np.cumsum(lens[redo], out=sub_off[1:])
-            room = 72 * lens[redo] + 16
-            while True:
-                r = run(sub_buf, sub_off, room, max(1, min(redo.size, numba.get_num_threads())))
-                if np.all(r[4] >= 0):
-                    break
-                room = room * 4  # a custom charsmap can expand more than NFKC does
-        final = counts.copy()
-        if redo.size:
-            final[redo] = r[4]
-        res_off = np.zeros(n + 1, np.int64)
-        np.cumsum(final, out=res_off[1:])
-        total = int(res_off[-1])
-        rid = np.empty(total, np.int32)
-        rst = np.empty(total, np.int64)
-        ren = np.empty(total, np.int64)
-        koff.compact3(ids, st, en, out_offsets, np.maximum(counts, 0), res_off, rid, rst, ren)
-        if redo.size:
-            koff.compact3(r[0], r[1], r[2], r[3], r[4], res_off[redo], rid, rst, ren)
-        return rid, res_off, rst, ren
-
-    def encode_with_offsets(self, text, add_bos=False, add_eos=False, **opts):
-        """``(ids, starts, ends)`` of one text (character offsets, see ``encode_batch_offsets``)."""
-        ids, _, st, en = self.encode_batch_offsets([text], add_bos, add_eos, **opts)
-        return ids, st, en
-
-    def _sample_nbest(self, text, alpha, nbest_size, add_bos, add_eos):
-        """sentencepiece ``SampleEncode`` with nbest_size > 1: the nbest_size best segmentations,
-        one drawn with probability exp(alpha * score - Z), Z = logsumexp over them."""
-        from ..kernels import spm_offsets as koff
-        if nbest_size > 512:
-            raise ValueError("nbest_size must be <= 512")
-        ids, off, scores = self._nbest_raw(text, nbest_size, add_bos, add_eos)
-        j = koff.sample_nbest_index(scores, float(alpha))
-        return ids[off[j]:off[j + 1]].copy()
-
-    def _nbest_raw(self, text, n, add_bos=False, add_eos=False):
-        """(ids, offsets, scores) of the n best segmentations (``kernels.spm_nbest.nbest_ids``)."""
-        from ..kernels.spm_nbest import nbest_ids
-        if self.model_type != "unigram":
-            raise ValueError("n-best needs a Unigram model")
-        buf = np.frombuffer(_as_bytes(text), np.uint8)
-        return nbest_ids(buf, self.N, self.ML, self._F(add_bos, add_eos), int(n))

@@ -45,6 +45,32 @@ def padding_params(cfg):
     return fixed, multiple or None, direction == "Left", int_id(cfg.get("pad_id", 0), "padding pad_id")
 
 
+def file_lengths(truncation, padding, lead, trail, ids, st, en, doc_off):
+    """A file's own ``truncation`` and ``padding`` (``truncation_params`` / ``padding_params``),
+    as HF applies them on every encode: cut each text's ids to ``max_length``, keeping the
+    ``lead`` / ``trail`` tokens the post-processor added, then pad to a fixed length or to the
+    longest of the batch (pads at offsets (0, 0))."""
+    from ..kernels import ragged as R
+    if truncation is not None:
+        max_length, left = truncation
+        if max_length < lead + trail:
+            raise ValueError(f"tokenizer.json truncation: max_length {max_length} is shorter than the "
+                             f"{lead + trail} special tokens the post-processor adds")
+        keep = R.truncation_mask(doc_off, max_length, lead, trail, left)
+        if not keep.all():
+            doc_off = R.kept_offsets(keep, doc_off)
+            ids = ids[keep]
+            st, en = (st[keep], en[keep]) if st is not None else (None, None)
+    if padding is not None:
+        fixed, multiple, left, pad_id = padding
+        counts = np.diff(doc_off)
+        target = fixed if fixed is not None else (int(counts.max()) if counts.size else 0)
+        if multiple and target % multiple:
+            target += multiple - target % multiple
+        ids, st, en, doc_off = pad_rows(ids, st, en, doc_off, target, left, pad_id)
+    return ids, st, en, doc_off
+
+
 def pad_rows(ids, st, en, doc_off, target, left, pad_id):
     """Ragged rows padded with ``pad_id`` up to ``target`` ids each (longer rows unchanged)."""
     counts = np.diff(doc_off)

@@ -6,6 +6,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..kernels import hf_normalize as KN
 from ..kernels import hf_text as K
 from .unicode import char_map, grapheme_joiners, hf_class_table, lowercase_map, nf_transform, nf_unstable
 from .units import Batch, compile_regex, cp_array, flags_per_unit, req_str, transform_units, utf32
@@ -44,7 +45,7 @@ class _CharMap(_Normalizer):
 
     def apply(self, b):
         mp, repl, off, max_repl = self.table_fn()
-        b.set(K.map_chars(b.U, b.cps, b.a_s, b.a_e, mp.keys, mp.values, repl, off, max_repl))
+        b.set(KN.map_chars(b.U, b.cps, b.a_s, b.a_e, mp.keys, mp.values, repl, off, max_repl))
 
     def normalize_str(self, s):
         mp, repl, off, _ = self.table_fn()
@@ -61,7 +62,7 @@ class _Strip(_Normalizer):
         self.left, self.right = bool(cfg.get("strip_left", True)), bool(cfg.get("strip_right", True))
 
     def apply(self, b):
-        K.strip_units(b.U, b.cps, hf_class_table(), self.left, self.right)
+        KN.strip_units(b.U, b.cps, hf_class_table(), self.left, self.right)
 
     def normalize_str(self, s):
         ws = "".join(chr(c) for c in np.nonzero(hf_class_table() & K.C_WS)[0][:64])
@@ -78,7 +79,7 @@ class _Prepend(_Normalizer):
         self.pre = cp_array(req_str(cfg, "prepend"))
 
     def apply(self, b):
-        b.set(K.prepend(b.U, b.cps, b.a_s, b.a_e, self.pre, 0, -1, b.doc_start))
+        b.set(KN.prepend(b.U, b.cps, b.a_s, b.a_e, self.pre, 0, -1, b.doc_start))
 
     def normalize_str(self, s):
         return "".join(chr(c) for c in self.pre) + s if s else s
@@ -104,10 +105,10 @@ class _Replace(_Normalizer):
 
     def apply(self, b):
         if self.string is not None:
-            b.set(K.replace_string(b.U, b.cps, b.a_s, b.a_e, cp_array(self.string), cp_array(self.content)))
+            b.set(KN.replace_string(b.U, b.cps, b.a_s, b.a_e, cp_array(self.string), cp_array(self.content)))
             return
         ms, me, m_off = regex_matches(b, self.regex)
-        b.set(K.replace_matches(b.U, b.cps, b.a_s, b.a_e, ms, me, m_off, cp_array(self.content)))
+        b.set(KN.replace_matches(b.U, b.cps, b.a_s, b.a_e, ms, me, m_off, cp_array(self.content)))
 
     def normalize_str(self, s):
         if self.string is not None:
@@ -146,7 +147,7 @@ class _Precompiled(_Normalizer):
             except ValueError:
                 raise ValueError("Precompiled: precompiled_charsmap is not valid base64") from None
             self.units, self.pool = decode_charsmap(blob)
-        self.pool_max = int(K._pool_max(self.pool))
+        self.pool_max = int(KN._pool_max(self.pool))
 
     def apply(self, b):
         if not len(self.units):
@@ -163,7 +164,7 @@ class _Precompiled(_Normalizer):
                 starts = s0 + np.concatenate([[0], np.cumsum(lens)[:-1]])
                 gb[s0:s0 + len(s)] = False
                 gb[starts] = True
-        b.set(K.precompiled(b.U, b.cps, b.a_s, b.a_e, gb, self.units, self.pool, self.pool_max, b.seg_starts()))
+        b.set(KN.precompiled(b.U, b.cps, b.a_s, b.a_e, gb, self.units, self.pool, self.pool_max, b.seg_starts()))
 
     def normalize_str(self, s):
         bb = _single_batch(s)
@@ -183,12 +184,12 @@ class _Bert(_Normalizer):
     def apply(self, b):
         cls = hf_class_table()
         if self.clean_text:
-            b.set(K.map_chars(b.U, b.cps, b.a_s, b.a_e, *_bert_clean_map()))
+            b.set(KN.map_chars(b.U, b.cps, b.a_s, b.a_e, *_bert_clean_map()))
         if self.chinese:
-            b.set(K.map_chars(b.U, b.cps, b.a_s, b.a_e, *_bert_cjk_map()))
+            b.set(KN.map_chars(b.U, b.cps, b.a_s, b.a_e, *_bert_cjk_map()))
         if self.strip_accents:
             _NF(None, "NFD").apply(b)
-            b.set(K.map_chars(b.U, b.cps, b.a_s, b.a_e, *_mn_delete_map()))
+            b.set(KN.map_chars(b.U, b.cps, b.a_s, b.a_e, *_mn_delete_map()))
         if self.lower:
             _CharMap(None, lowercase_map).apply(b)
         del cls
@@ -204,7 +205,7 @@ class _StripAccents(_Normalizer):
         self.cfg = cfg
 
     def apply(self, b):
-        b.set(K.map_chars(b.U, b.cps, b.a_s, b.a_e, *_mn_delete_map()))
+        b.set(KN.map_chars(b.U, b.cps, b.a_s, b.a_e, *_mn_delete_map()))
 
     def normalize_str(self, s):
         return "".join(c for c in s if unicodedata.category(c) != "Mn")

@@ -4,6 +4,7 @@ BertPreTokenizer, Punctuation, Digits, CharDelimiterSplit, Sequence."""
 import numpy as np
 
 from ..formats.gpt2 import bytes_to_unicode
+from ..kernels import hf_normalize as KN
 from ..kernels import hf_text as K
 from .normalizers import regex_matches
 from .unicode import hf_class_table
@@ -53,7 +54,7 @@ class _ByteLevelPre(_Pre):
 
     def apply(self, b):
         if self.add_prefix_space:
-            b.set(K.prepend(b.U, b.cps, b.a_s, b.a_e, np.array([32], np.int32), 1, 32, b.doc_start))
+            b.set(KN.prepend(b.U, b.cps, b.a_s, b.a_e, np.array([32], np.int32), 1, 32, b.doc_start))
         if self.splitter is not None:
             ms, me, m_off = self.splitter.matches(b)
             b.U = K.split_units(b.U, ms, me, m_off, K.ISOLATED, False)
@@ -118,9 +119,9 @@ class _MetaspacePre(_Pre):
 
     def apply(self, b):
         r = ord(self.replacement)
-        b.set(K.replace_string(b.U, b.cps, b.a_s, b.a_e, np.array([32], np.int32), np.array([r], np.int32)))
+        b.set(KN.replace_string(b.U, b.cps, b.a_s, b.a_e, np.array([32], np.int32), np.array([r], np.int32)))
         if self.scheme != "never":
-            b.set(K.prepend(b.U, b.cps, b.a_s, b.a_e, np.array([r], np.int32),
+            b.set(KN.prepend(b.U, b.cps, b.a_s, b.a_e, np.array([r], np.int32),
                             1 if self.scheme == "always" else 2, r, b.doc_start))
         if self.split:
             ms, me, m_off = K.class_matches(b.U, b.cps, hf_class_table(), 0, r)

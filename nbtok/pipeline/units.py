@@ -8,6 +8,7 @@ import re
 import numba
 import numpy as np
 
+from ..kernels import hf_normalize as KN
 from ..kernels import hf_text as K
 
 
@@ -100,7 +101,7 @@ def transform_units(b, per_unit):
     cat_c = np.concatenate(t_cps).astype(np.int32) if t_cps else np.zeros(0, np.int32)
     cat_g = np.concatenate(t_chg).astype(np.int64) if t_chg else np.zeros(0, np.int64)
     init = np.zeros(len(rows), np.int64)
-    b.set(K.apply_transforms(b.U, b.a_s, b.a_e, cat_c, cat_g, np.array(t_off, np.int64), init, b.seg_starts()))
+    b.set(KN.apply_transforms(b.U, b.a_s, b.a_e, cat_c, cat_g, np.array(t_off, np.int64), init, b.seg_starts()))
 
 
 def flags_per_unit(b, flag_table):

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from ...kernels import normalize as knorm
+from ...kernels.charsmap import byte_classes
 from ..counting import resolve_input
 
 _CHARSMAPS = Path(__file__).resolve().parents[2] / "data" / "spm_charsmaps.npz"
@@ -58,7 +59,7 @@ def normalized_lines(input, spec, meta=()):
     root_ok = knorm.root_filter(units)
     z = np.zeros(0, np.int32)
     flags = np.array([spec["add_dummy_prefix"], spec["remove_extra_whitespaces"], True, False], np.int64)
-    norm = (units, pool, root_ok, z, z, flags, knorm.byte_classes(units, pool, root_ok, z, z))
+    norm = (units, pool, root_ok, z, z, flags, byte_classes(units, pool, root_ok, z, z))
     limit = int(spec["max_sentence_length"])
     for line in iter_lines(input):
         raw = line.encode("utf-8")

@@ -189,3 +189,61 @@ def test_unigram_held_out_compression_and_likelihood_as_sentencepiece(name, voca
         stats.append((sum(map(len, ids)), sum(sp.get_score(i) for seq in ids for i in seq)))
     (tokens, ll), (ref_tokens, ref_ll) = stats
     assert abs(tokens / ref_tokens - 1) <= 0.005 and abs(ll / ref_ll - 1) <= 0.005
+
+
+def write_rules(path, rules, extra=""):
+    """A rule file: each ``(source, target)`` as hex code points, ``extra`` lines after them."""
+    with open(path, "w", encoding="utf-8") as f:
+        for src, trg in rules:
+            f.write(" ".join(f"{ord(c):X}" for c in src) + "\t" + " ".join(f"{ord(c):X}" for c in trg) + "\n")
+        f.write(extra)
+    return path
+
+
+def rule_sample(n, seed=0):
+    """``n`` rules of sentencepiece's own nmt_nfkc (decompiled), one and more characters long."""
+    import random
+    rules = [r for r in spm.SentencePieceNormalizer(rule_name="nmt_nfkc").decompile() if r[0] != r[1]]
+    return random.Random(seed).sample(rules, n)
+
+
+def normalizer_of(blob):
+    from nbtok.formats import sentencepiece_model as smp
+    spec = smp.encode_spec(b"", smp.NORMALIZER_FIELDS, dict(
+        name="user_defined", precompiled_charsmap=blob, add_dummy_prefix=True,
+        remove_extra_whitespaces=True, escape_whitespaces=True))
+    return spm.SentencePieceNormalizer(normalizer_spec=spec)
+
+
+def test_rule_tsv_compiles_to_sentencepiece_rules(tmp_path):
+    """normalization_rule_tsv: the compiled charsmap (nbtok's own double array) holds exactly the
+    rules sentencepiece's builder compiles from the file, and normalizes as sentencepiece's does;
+    U+ and 0x spellings, a third column, a deletion (no tab) and a later rule replacing an
+    earlier one are read as sentencepiece reads them."""
+    import random
+    from nbtok.train.sentencepiece.rules import compile_rule_tsv
+    rules = rule_sample(3000)
+    path = write_rules(tmp_path / "r.tsv", rules, "U+0041\tU+0062 0x63\t# A => bc\n7A\n66 66\t46\r\n66 66\t66 20 66\n")
+    ours = normalizer_of(compile_rule_tsv(path))
+    ref = spm.SentencePieceNormalizer(rule_tsv=str(path))
+    assert dict(ours.decompile()) == dict(ref.decompile())
+    rng = random.Random(1)
+    sources = [s for s, _ in rules] + ["A", "z", "ff", "f"]
+    texts = lines_of("botchan.txt")[:300] + ["".join(rng.choice(sources) + rng.choice(" aé") for _ in range(12)) for _ in range(1000)]
+    assert [ours.normalize(t) for t in texts] == [ref.normalize(t) for t in texts]
+    assert ref.normalize("Azff") == ours.normalize("Azff") == "\u2581bcf\u2581f"
+
+
+def test_rule_tsv_bad_files(tmp_path):
+    from nbtok.train.sentencepiece.rules import compile_rule_tsv
+    many_prefixes = "".join(" ".join(["41"] * k) + "\t43\n" for k in range(1, 34))  # 33 rules on "AAA..."
+    cases = {"41\tZZ\n": "not a hex code point", "41\t41\n": "maps to itself", "": "no normalization rule",
+             "\t42\n": "needs a source", "D800\t41\n": "not a character", "41\t0\n": "not a character",
+             "41\t110000\n": "not a character", "41\t42\n\n": "needs a source", many_prefixes: "prefixes"}
+    for text, message in cases.items():
+        path = tmp_path / "bad.tsv"
+        path.write_text(text, encoding="utf-8")
+        with pytest.raises(ValueError, match=message):
+            compile_rule_tsv(path)
+    with pytest.raises(FileNotFoundError):
+        nbtok.train_sentencepiece(iter(lines_of("udhr_eng.txt")), 300, normalization_rule_tsv=str(tmp_path / "none.tsv"))

@@ -4,6 +4,7 @@ Unigram: the pieces sentencepiece's own trainer picks on the same input (at leas
 the same number of tokens over the input within 0.5%), and the saved ``.model`` loaded by
 sentencepiece gives nbtok's ids on every line."""
 
+import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -121,8 +122,8 @@ def test_inputs_and_unsupported_options(tmp_path):
         nbtok.train_sentencepiece(iter(lines_of("botchan.txt")), 300, model_type="char")
     with pytest.raises(ValueError, match="model_type"):
         nbtok.train_sentencepiece(iter(lines_of("botchan.txt")), 300, model_type="wordpiece")
-    with pytest.raises(NotImplementedError, match="treat_whitespace_as_suffix"):
-        nbtok.train_sentencepiece(iter(lines_of("botchan.txt")), 300, model_type="bpe", treat_whitespace_as_suffix=True)
+    with pytest.raises(TypeError, match="treat_whitespace_as_suffix"):
+        nbtok.train_sentencepiece(iter(lines_of("botchan.txt")), 300, model_type="bpe", treat_whitespace_as_suffix="yes")
     with pytest.raises((TypeError, ValueError)):
         nbtok.train_sentencepiece(iter(lines_of("botchan.txt")), 300, model_type="bpe", no_such_option=1)
     path = tmp_path / "c.txt"
@@ -191,6 +192,87 @@ def test_unigram_held_out_compression_and_likelihood_as_sentencepiece(name, voca
     assert abs(tokens / ref_tokens - 1) <= 0.005 and abs(ll / ref_ll - 1) <= 0.005
 
 
+def pieces_of(model):
+    size = model.get_piece_size() if isinstance(model, spm.SentencePieceProcessor) else model.vocab_size
+    return [model.id_to_piece(i) for i in range(size)]
+
+
+def assert_parity(lines, ref, tok, model_type, tmp_path, min_shared=0.99):
+    """BPE: sentencepiece's pieces, in order, and its encodings; Unigram: at least ``min_shared``
+    of its pieces and its token count over the lines within 0.5%. Both: the saved ``.model``,
+    loaded by sentencepiece, encodes every line as nbtok does."""
+    ours, theirs = pieces_of(tok), pieces_of(ref)
+    assert len(ours) == len(theirs)
+    tok.save_sentencepiece(tmp_path / "ours.model")
+    back = spm.SentencePieceProcessor(model_file=str(tmp_path / "ours.model"))
+    assert [back.encode(line) for line in lines] == [tok.encode(line).tolist() for line in lines]
+    if model_type == "bpe":
+        assert ours == theirs
+        assert [back.encode(line) for line in lines] == [ref.encode(line) for line in lines]
+    else:
+        assert len(set(ours) & set(theirs)) >= min_shared * len(theirs)
+        n_ours, n_ref = sum(map(len, back.encode(lines))), sum(map(len, ref.encode(lines)))
+        assert abs(n_ours / n_ref - 1) <= 0.005
+    return ours
+
+
+WS = "\u2581"
+WHITESPACE_OPTIONS = [
+    dict(treat_whitespace_as_suffix=True),
+    dict(split_by_whitespace=False),
+    dict(split_by_whitespace=False, treat_whitespace_as_suffix=True),
+    dict(allow_whitespace_only_pieces=True, remove_extra_whitespaces=False),
+    dict(allow_whitespace_only_pieces=True, remove_extra_whitespaces=False, treat_whitespace_as_suffix=True),
+]
+
+
+@pytest.mark.parametrize("options", WHITESPACE_OPTIONS)
+@pytest.mark.parametrize("model_type", ["bpe", "unigram"])
+@pytest.mark.parametrize("name, vocab_size", [("botchan.txt", 1000), ("udhr_rus.txt", 500)])
+def test_whitespace_options_as_sentencepiece(name, vocab_size, model_type, options, tmp_path):
+    """treat_whitespace_as_suffix, split_by_whitespace=False and allow_whitespace_only_pieces:
+    where ``▁`` may stand in a piece and how sentences split into words, as sentencepiece's."""
+    lines, ref, tok = both(name, vocab_size, tmp_path, model_type, **options)
+    ours = assert_parity(lines, ref, tok, model_type, tmp_path)
+    words = [p for p in ours[3:] if len(p) > 1]
+    inner = [p for p in words if WS in p[1:-1] and set(p) != {WS}]
+    if options.get("treat_whitespace_as_suffix"):
+        assert not any(p.startswith(WS) for p in words if set(p) != {WS})
+        assert sum(p.endswith(WS) for p in words) > 0.2 * len(words)
+    else:
+        assert not any(p.endswith(WS) for p in words if set(p) != {WS})
+    if options.get("split_by_whitespace", True):
+        assert not inner
+    else:
+        assert inner  # pieces across words
+    runs = [p for p in words if set(p) == {WS}]
+    if options.get("allow_whitespace_only_pieces"):
+        assert runs  # (the fixtures have runs of spaces: kept by remove_extra_whitespaces=False)
+    else:
+        assert not runs
+
+
+@pytest.mark.parametrize("model_type", ["bpe", "unigram"])
+@pytest.mark.parametrize("required", ["QXZ\u20ac\u65e5\u672c", "\u00e9\u00e0"])
+def test_required_chars_as_sentencepiece(model_type, required, tmp_path):
+    """required_chars: always pieces, frequent or not, in the text or not, as sentencepiece's."""
+    lines, ref, tok = both("botchan.txt", 1000, tmp_path, model_type, required_chars=required)
+    ours = assert_parity(lines, ref, tok, model_type, tmp_path)
+    assert set(required) <= set(ours)
+    without = nbtok.train_sentencepiece(iter(lines), 1000, model_type=model_type)
+    assert not set(required) <= set(pieces_of(without))
+    assert tok.encode("\u65e5\u672c \u20ac").tolist() == ref.encode("\u65e5\u672c \u20ac")
+
+
+def test_required_chars_bad_values():
+    lines = lines_of("udhr_eng.txt")
+    for bad in (" ", "\u2585", "a\ud800"):
+        with pytest.raises(ValueError, match="required_chars"):
+            nbtok.train_sentencepiece(iter(lines), 300, required_chars=bad)
+    with pytest.raises(TypeError, match="required_chars"):
+        nbtok.train_sentencepiece(iter(lines), 300, required_chars=["a"])
+
+
 def write_rules(path, rules, extra=""):
     """A rule file: each ``(source, target)`` as hex code points, ``extra`` lines after them."""
     with open(path, "w", encoding="utf-8") as f:
@@ -247,3 +329,98 @@ def test_rule_tsv_bad_files(tmp_path):
             compile_rule_tsv(path)
     with pytest.raises(FileNotFoundError):
         nbtok.train_sentencepiece(iter(lines_of("udhr_eng.txt")), 300, normalization_rule_tsv=str(tmp_path / "none.tsv"))
+
+
+@pytest.mark.parametrize("model_type", ["bpe", "unigram"])
+def test_normalization_rule_tsv_trains_as_sentencepiece(model_type, tmp_path):
+    """normalization_rule_tsv: sentencepiece normalizes the text by the file's rules alone
+    (here: lower case, "th" -> "θ", commas deleted) and saves them as a ``user_defined``
+    charsmap; nbtok trains on the same text and its model normalizes as sentencepiece's."""
+    rules = [(chr(c), chr(c + 32)) for c in range(ord("A"), ord("Z") + 1)] + [("th", "\u03b8"), ("Th", "\u03b8")]
+    path = write_rules(tmp_path / "rules.tsv", rules, "2C\n")
+    lines, ref, tok = both("botchan.txt", 1000, tmp_path, model_type, normalization_rule_tsv=str(path))
+    ours = assert_parity(lines, ref, tok, model_type, tmp_path)
+    assert "\u03b8" in ours and not any(c.isupper() or c == "," for p in ours[3:] for c in p)
+    from nbtok.formats import sentencepiece_model as smp
+    saved = smp.read_model_file(tmp_path / "ours.model").normalizer
+    assert saved["name"] == "user_defined"
+    back = spm.SentencePieceProcessor(model_file=str(tmp_path / "ours.model"))
+    text = "The Cat, the HAT."
+    assert back.encode(text) == tok.encode(text).tolist()
+    assert "".join(back.encode(text, out_type=str)) == "\u2581\u03b8e\u2581cat\u2581\u03b8e\u2581hat."
+    plain = nbtok.train_sentencepiece(iter(lines), 1000, model_type=model_type)
+    assert any(c.isupper() for p in pieces_of(plain) for c in p)
+
+
+def test_input_sentence_size_first_lines_as_sentencepiece(tmp_path):
+    """input_sentence_size with shuffle_input_sentence=False: the first lines that sentencepiece
+    keeps (lines it skips, as too long or with its reserved U+2585, are not counted); the
+    same pieces as sentencepiece's, for BPE in order."""
+    skipped = ["x" * 5000, "a \u2585 b", "   "]  # (the last one is counted, then normalizes to nothing)
+    lines = skipped + lines_of("botchan.txt")
+    for model_type in ("bpe", "unigram"):
+        options = dict(input_sentence_size=1500, shuffle_input_sentence=False)
+        spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_prefix=str(tmp_path / "ref"),
+                                       vocab_size=800, model_type=model_type, minloglevel=2, **options)
+        ref = spm.SentencePieceProcessor(model_file=str(tmp_path / "ref.model"))
+        tok = nbtok.train_sentencepiece(iter(lines), 800, model_type=model_type, **options)
+        assert_parity(lines[3:], ref, tok, model_type, tmp_path)
+        first = nbtok.train_sentencepiece(iter(lines[2:1502]), 800, model_type=model_type)
+        assert pieces_of(first) == pieces_of(tok)
+
+
+def test_input_sentence_size_samples_as_sentencepiece_does():
+    """input_sentence_size with shuffle_input_sentence (the default): sentencepiece's reservoir
+    sampler, whose draws nbtok cannot replay (absl's BitGen, salted per process: sentencepiece
+    itself samples differently each run), so nbtok keeps its semantics with its own seeded
+    generator: the first ``size`` lines, then line t replaces slot ``n ~ U[0, t - 1)`` when
+    ``n < size``. A line of the first ``size`` of T is kept with probability
+    ``(size - 1) / (T - 1)``, a later one with ``size / (T - 1)``; a seed is one sample."""
+    from nbtok.train.sentencepiece.sentences import sample_lines
+    T, size, trials = 40, 10, 20000
+    kept = np.zeros(T)
+    for seed in range(trials):
+        sample = sample_lines(range(T), size, seed)
+        assert len(sample) == len(set(sample)) == size
+        kept[sample] += 1
+    expected = np.array([(size - 1) / (T - 1)] * size + [size / (T - 1)] * (T - size)) * trials
+    sd = np.sqrt(expected * (1 - expected / trials))
+    assert np.all(np.abs(kept - expected) < 4.5 * sd)  # (deterministic: the seeds are fixed)
+    assert abs(kept[:size].mean() - expected[0]) < 0.03 * expected[0]  # (the first ones, a little less often)
+    assert sample_lines(range(T), size, 7) == sample_lines(range(T), size, 7) != sample_lines(range(T), size, 8)
+    assert sample_lines(range(5), size, 0) == list(range(5))
+
+
+@pytest.mark.parametrize("model_type", ["bpe", "unigram"])
+def test_input_sentence_size_trains_on_its_sample(model_type, tmp_path):
+    """Training with input_sentence_size trains on the seeded sample of the kept lines, as
+    sentencepiece trains on its own sample: a seed gives one model, another seed another; the
+    saved model loads in sentencepiece and encodes as nbtok's."""
+    from nbtok.train.sentencepiece.sentences import sample_lines
+    lines = ["a \u2585 b"] + lines_of("botchan.txt")
+    tok = nbtok.train_sentencepiece(iter(lines), 800, model_type=model_type, input_sentence_size=1500, seed=5)
+    again = nbtok.train_sentencepiece(iter(lines), 800, model_type=model_type, input_sentence_size=1500, seed=5)
+    other = nbtok.train_sentencepiece(iter(lines), 800, model_type=model_type, input_sentence_size=1500, seed=6)
+    on_sample = nbtok.train_sentencepiece(iter(sample_lines(lines[1:], 1500, 5)), 800, model_type=model_type)
+    assert pieces_of(tok) == pieces_of(again) == pieces_of(on_sample) != pieces_of(other)
+    tok.save_sentencepiece(tmp_path / "ours.model")
+    back = spm.SentencePieceProcessor(model_file=str(tmp_path / "ours.model"))
+    assert [back.encode(line) for line in lines[1:]] == [tok.encode(line).tolist() for line in lines[1:]]
+    # sentencepiece's own sample of the same size: its model shares about as many pieces with
+    # nbtok's as two of nbtok's seeds share with each other (samples of the same text)
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_prefix=str(tmp_path / "ref"), vocab_size=800,
+                                   model_type=model_type, minloglevel=2, input_sentence_size=1500)
+    theirs = set(pieces_of(spm.SentencePieceProcessor(model_file=str(tmp_path / "ref.model"))))
+    between_seeds = len(set(pieces_of(tok)) & set(pieces_of(other)))
+    assert len(set(pieces_of(tok)) & theirs) >= 0.9 * between_seeds
+
+
+def test_input_sentence_size_bad_values():
+    lines = lines_of("udhr_eng.txt")
+    for bad in (50, -1):
+        with pytest.raises(ValueError, match="input_sentence_size"):
+            nbtok.train_sentencepiece(iter(lines), 300, input_sentence_size=bad)
+    with pytest.raises(TypeError, match="input_sentence_size"):
+        nbtok.train_sentencepiece(iter(lines), 300, input_sentence_size=1000.5)
+    with pytest.raises(TypeError, match="shuffle_input_sentence"):
+        nbtok.train_sentencepiece(iter(lines), 300, input_sentence_size=1000, shuffle_input_sentence="maybe")

@@ -12,7 +12,8 @@ Examples:
 from ...formats import sentencepiece_model as smp
 from .model_writer import build_tokenizer
 from .options import meta_pieces, resolve
-from .sentences import line_chunks, normalized_lines, normalized_sentences, required_chars
+from .sentences import line_chunks, normalized_lines, normalized_sentences, required_chars, sentencepiece_order
+from .whitespace import default_whitespace
 
 
 def train_sentencepiece(input, vocab_size, model_type="unigram", **options):
@@ -26,13 +27,18 @@ def train_sentencepiece(input, vocab_size, model_type="unigram", **options):
     meta = meta_pieces(spec, vocab_size)
     n_meta = len(meta)
     if model_type == "unigram":
-        # the sentences are never held: each chunk of lines is counted into words and characters
-        from .unigram import train_unigram
-        lines = normalized_lines(input, spec, [p for p, _ in meta.values()])
-        pieces = train_unigram(line_chunks(lines), vocab_size, n_meta, spec)
+        from .unigram import train_unigram, train_unigram_sentences
+        metas = [p for p, _ in meta.values()]
+        if default_whitespace(spec):
+            # the sentences are never held: each chunk of lines is counted into words and characters
+            lines = normalized_lines(input, spec, metas)
+            pieces = train_unigram(line_chunks(lines), vocab_size, n_meta, spec)
+        else:
+            sentences = sentencepiece_order(list(normalized_lines(input, spec, metas, keep_empty=True)))
+            pieces = train_unigram_sentences(sentences, vocab_size, n_meta, spec)
         return build_tokenizer(pieces, meta, spec, smp.UNIGRAM)
     counts = normalized_sentences(input, spec, [p for p, _ in meta.values()])
-    req = required_chars(counts, float(spec["character_coverage"]))
+    req = required_chars(counts, float(spec["character_coverage"]), spec["required_chars"])
     from .bpe import train_bpe_pieces
     n = vocab_size - n_meta - len(req)
     if n < 0:

@@ -4,26 +4,21 @@ shorter piece then smaller string, pieces scored ``-index``."""
 from collections import Counter
 
 from .validity import Validity
+from .whitespace import split_into_words
 
 UNK_CHAR = "\u2585"
 WS = "\u2581"
 
 
-def split_into_words(s):
-    """SplitIntoWords (whitespace as prefix): a new word at each ``▁``."""
-    words, start = [], 0
-    for i in range(1, len(s)):
-        if s[i] == WS:
-            words.append(s[start:i])
-            start = i
-    words.append(s[start:])
-    return words
-
-
-def word_counts(counts, required):
+def word_counts(counts, required, spec):
+    """The words BPE merges over, counted: each sentence split by ``SplitIntoWords`` (or whole,
+    without ``split_by_whitespace``), characters outside ``required`` as ``▅``."""
+    suffix = bool(spec["treat_whitespace_as_suffix"])
+    allow = bool(spec["allow_whitespace_only_pieces"])
+    split = bool(spec["split_by_whitespace"])
     words = Counter()
     for s, c in counts.items():
-        for w in split_into_words(s):
+        for w in (split_into_words(s, suffix, allow) if split else [s]):
             words["".join(ch if ch in required else UNK_CHAR for ch in w)] += c
     return words
 
@@ -31,7 +26,7 @@ def word_counts(counts, required):
 def train_bpe_pieces(counts, required, n_pieces, spec):
     """The merged pieces (list of str) in order, at most ``n_pieces``."""
     valid = Validity(spec)
-    words = word_counts(counts, required)
+    words = word_counts(counts, required, spec)
     wlist = sorted(words.items())
     syms = [list(w) for w, _ in wlist]
     wfreq = [c for _, c in wlist]
@@ -84,6 +79,7 @@ def train_bpe_pieces(counts, required, n_pieces, spec):
         for i in range(1, len(row)):
             add_pair(sid, i - 1, i)
     pieces = []
+    merged = set()
     while len(pieces) < n_pieces:
         if len(pieces) % 100 == 0:
             cand = [(compute(k), k) for k in list(positions)]
@@ -100,12 +96,13 @@ def train_bpe_pieces(counts, required, n_pieces, spec):
         if best is None or bf <= 0:
             break
         piece = best[0] + best[1]
-        if not valid(piece):
+        if not valid(piece) or piece in merged:  # (a piece merged before by another pair is not merged again)
             freq[best] = 0
             active.discard(best)
             del positions[best]
             continue
         pieces.append(piece)
+        merged.add(piece)
         for sid, l, r in sorted(positions[best]):
             row = syms[sid]
             if row[l] is None or row[r] is None:

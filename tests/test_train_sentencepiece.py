@@ -424,3 +424,29 @@ def test_input_sentence_size_bad_values():
         nbtok.train_sentencepiece(iter(lines), 300, input_sentence_size=1000.5)
     with pytest.raises(TypeError, match="shuffle_input_sentence"):
         nbtok.train_sentencepiece(iter(lines), 300, input_sentence_size=1000, shuffle_input_sentence="maybe")
+
+
+@pytest.mark.parametrize("name, n_lines, vocab_size", [("botchan.txt", 150, 3000), ("udhr_eng.txt", 60, 1200),
+                                                      ("wagahaiwa_nekodearu_head.txt", 10, 367)])
+def test_bpe_merges_rare_pairs_as_sentencepiece(name, n_lines, vocab_size, tmp_path):
+    """Few lines and a large vocabulary: most merges are of pairs that occur once, where
+    sentencepiece 0.2.3 takes the best of every pair (one exact priority queue), down to pairs
+    no longer found; nbtok's pieces are its pieces, in order."""
+    lines = lines_of(name)[:n_lines]
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_prefix=str(tmp_path / "ref"),
+                                   vocab_size=vocab_size, model_type="bpe", minloglevel=2)
+    ref = spm.SentencePieceProcessor(model_file=str(tmp_path / "ref.model"))
+    tok = nbtok.train_sentencepiece(iter(lines), vocab_size, model_type="bpe")
+    assert_parity(lines, ref, tok, "bpe", tmp_path)
+
+
+def test_bpe_vocab_too_large_for_the_input(tmp_path):
+    """As sentencepiece: more pieces than the pairs give is an error, or with
+    hard_vocab_limit=False a smaller vocabulary (here all 367 pieces the lines give)."""
+    lines = lines_of("wagahaiwa_nekodearu_head.txt")[:10]
+    with pytest.raises(RuntimeError, match="Vocabulary size too high"):
+        spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_prefix=str(tmp_path / "ref"),
+                                       vocab_size=2500, model_type="bpe", minloglevel=2)
+    with pytest.raises(ValueError, match="vocab_size is too high"):
+        nbtok.train_sentencepiece(iter(lines), 2500, model_type="bpe")
+    assert nbtok.train_sentencepiece(iter(lines), 2500, model_type="bpe", hard_vocab_limit=False).vocab_size == 367

@@ -1,10 +1,20 @@
-"""SentencePiece training: ``train_sentencepiece(input, vocab_size, model_type)``.
+"""SentencePiece training: ``train_sentencepiece(input, vocab_size, model_type, **options)``.
 
 The BPE trainer follows sentencepiece's ``bpe_model_trainer.cc`` (tests/test_train_sentencepiece.py
 compares every piece, in order, with sentencepiece 0.2.3), the Unigram trainer its
 ``unigram_model_trainer.cc`` (``unigram.py``; the tests compare pieces, likelihood and
-encodings with sentencepiece's own model); char and word training and the options listed in
-``options.py`` as unsupported raise ``NotImplementedError``.
+encodings with sentencepiece's own model). The options are sentencepiece's TrainerSpec /
+NormalizerSpec fields by name (``options.DEFAULTS``), the whitespace ones
+(``treat_whitespace_as_suffix``, ``allow_whitespace_only_pieces``, ``split_by_whitespace``:
+``whitespace.py``), ``required_chars``, ``input_sentence_size`` with ``shuffle_input_sentence``
+(sentencepiece's reservoir sampler on nbtok's ``seed``: ``sentences.sample_lines``) and
+``normalization_rule_tsv`` (``rules.py``) included; char and word training raise
+``NotImplementedError``.
+
+Memory: with sentencepiece's default whitespace handling Unigram never holds the sentences (each
+chunk of lines is counted); with other whitespace options it holds them, as its seeds come
+from whole sentences. BPE holds the distinct sentences; ``input_sentence_size`` with
+shuffling holds the sample.
 
 Examples:
     >>> tok = train_sentencepiece(iter(["a b c ab ab abc"] * 10), 12, model_type="bpe")  # doctest: +SKIP
@@ -44,5 +54,8 @@ def train_sentencepiece(input, vocab_size, model_type="unigram", **options):
     if n < 0:
         raise ValueError(f"vocab_size {vocab_size} is smaller than the {n_meta + len(req)} required pieces")
     pieces = train_bpe_pieces(counts, req, n, spec)
+    if len(pieces) < n and spec["hard_vocab_limit"]:
+        raise ValueError(f"vocab_size is too high for this input: it gives {n_meta + len(req) + len(pieces)} pieces, "
+                         f"not {vocab_size}; lower vocab_size or pass hard_vocab_limit=False")
     chars = [c for c, _ in sorted(req.items(), key=lambda kv: (-kv[1], kv[0]))]
     return build_tokenizer([(p, -float(i)) for i, p in enumerate(pieces + chars)], meta, spec, smp.BPE)

@@ -17,8 +17,15 @@ Only the first ``max_len + 1`` characters of each suffix matter (a deeper node i
 be a piece), so the suffixes are sorted by prefix doubling until that many characters decide
 the order, and adjacent suffixes' common prefixes are counted up to that length.
 
-(One corner sentencepiece has and nbtok does not: a node ``s\0`` at the very end of its array
-is counted as ``s`` again, which adds the last sentence's final occurrences to a few seeds.)
+Other whitespace options (``whitespace.py``) let a piece hold ``▁`` elsewhere, so the units
+are the whole distinct sentences (``unigram.train_unigram_sentences``).
+
+One corner of sentencepiece's array: it runs over the sentences in their order, so a node
+``t\0`` (``t`` ending sentences that different first bytes follow, or the last sentence) is
+counted as ``t`` again. With the dummy ``▁`` as a prefix every sentence starts alike and only
+the very last sentence does that; the default path leaves it out. With the dummy ``▁`` as a
+suffix most sentence endings do, and the sentence path adds those counts
+(``unigram.sentence_end_counts``).
 """
 import numpy as np
 

@@ -15,6 +15,10 @@ step:
 4. Final pieces: the required characters (kept or added below the lowest score), then the best
    scored pieces up to ``vocab_size`` minus the meta pieces, ordered by score.
 
+With whitespace options other than sentencepiece's default (``whitespace.py``) the seeds come
+from the whole sentences and EM runs over ``SplitIntoWords``' words, or over the sentences
+without ``split_by_whitespace`` (``train_unigram_sentences``).
+
 sentencepiece keeps its counts and scores in float32; nbtok in float64, so pieces whose losses
 or scores tie to float32 precision may be ordered differently.
 """

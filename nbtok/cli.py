@@ -183,6 +183,11 @@ def _check_train_args(args):
             raise ValueError(f"{f}: no such file")
     if args.vocab_size < 1:
         raise ValueError(f"--vocab-size must be positive, not {args.vocab_size}")
+    given = sorted(flag for flag, name, _ in SPM_TRAIN_OPTIONS if getattr(args, name) is not None)
+    if given and args.type == "bytelevel":
+        raise ValueError(f"{', '.join(given)}: sentencepiece options, for --type bpe or unigram")
+    if args.normalization_rule_tsv is not None and not Path(args.normalization_rule_tsv).is_file():
+        raise ValueError(f"{args.normalization_rule_tsv}: no such file")
     if args.format not in TRAIN_FORMATS[args.type]:
         raise ValueError(f"--type {args.type} cannot be written as --format {args.format}; "
                          f"choose from {', '.join(TRAIN_FORMATS[args.type])}")
@@ -195,6 +200,33 @@ def _check_train_args(args):
         raise ValueError(f"{args.output}: is a folder; give a file name")
 
 
+# sentencepiece trainer options of ``nbtok train --type bpe|unigram``: (flag, option, argparse
+# keywords); each flag sets the TrainerSpec / NormalizerSpec field of that name
+SPM_TRAIN_OPTIONS = [
+    ("--treat-whitespace-as-suffix", "treat_whitespace_as_suffix",
+     dict(action="store_true", help="bpe/unigram: '\u2581' ends a word instead of starting it")),
+    ("--allow-whitespace-only-pieces", "allow_whitespace_only_pieces",
+     dict(action="store_true", help="bpe/unigram: runs of '\u2581' may be pieces of their own")),
+    ("--no-split-by-whitespace", "split_by_whitespace",
+     dict(action="store_false", help="bpe/unigram: pieces may span words (sentencepiece's split_by_whitespace=false)")),
+    ("--required-chars", "required_chars",
+     dict(metavar="CHARS", help="bpe/unigram: characters that are always pieces")),
+    ("--input-sentence-size", "input_sentence_size",
+     dict(type=int, metavar="N", help="bpe/unigram: train on N sentences of the input (0: all)")),
+    ("--no-shuffle-input-sentence", "shuffle_input_sentence",
+     dict(action="store_false", help="bpe/unigram: with --input-sentence-size, the first N sentences, not a sample")),
+    ("--seed", "seed",
+     dict(type=int, help="bpe/unigram: seed of --input-sentence-size's sample")),
+    ("--normalization-rule-tsv", "normalization_rule_tsv",
+     dict(metavar="FILE", help="bpe/unigram: normalize by this rule file instead of NFKC")),
+]
+
+
+def _sentencepiece_options(args):
+    """The sentencepiece trainer options given on the command line."""
+    return {name: getattr(args, name) for _, name, _ in SPM_TRAIN_OPTIONS if getattr(args, name) is not None}
+
+
 def cmd_train(args):
     import nbtok
     _check_train_args(args)
@@ -203,7 +235,8 @@ def cmd_train(args):
         tok = nbtok.train_bpe([str(f) for f in args.files], args.vocab_size, special_tokens=specials,
                               pattern=args.pattern or "gpt2", progress=not args.quiet)
     else:
-        tok = nbtok.train_sentencepiece([str(f) for f in args.files], args.vocab_size, model_type=args.type)
+        tok = nbtok.train_sentencepiece([str(f) for f in args.files], args.vocab_size, model_type=args.type,
+                                        **_sentencepiece_options(args))
     _save(tok, args.format, args.output)
     print(f"trained {tok.model.model_type} with {tok.vocab_size} tokens -> {args.output}", file=sys.stderr)
 
@@ -303,6 +336,8 @@ def build_parser():
     p.add_argument("--output", required=True, help="file to write (a folder for --format gpt2)")
     p.add_argument("--format", default="native", choices=formats, help="file format of --output (default native)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    for flag, name, kw in SPM_TRAIN_OPTIONS:
+        p.add_argument(flag, dest=name, default=None, **kw)
     p.set_defaults(func=cmd_train)
 
     p = sub.add_parser("info", help="describe a tokenizer")

@@ -109,3 +109,50 @@ def test_train_sentencepiece_from_the_cli_loads_in_sentencepiece(tmp_path, kind)
     assert sp.get_piece_size() == 300
     line = "Everyone has the right to life, liberty and security of person."
     assert sp.encode(line) == ours.encode(line).tolist()
+
+
+@pytest.mark.parametrize("kind", ["unigram", "bpe"])
+def test_train_sentencepiece_options_from_the_cli(tmp_path, kind):
+    """nbtok train --type bpe|unigram passes sentencepiece's trainer options: the model is the
+    one train_sentencepiece gives with them (for BPE also sentencepiece's own, piece for piece)."""
+    spm = pytest.importorskip("sentencepiece")
+    pytest.importorskip("regex")
+    corpus = FIXTURES / "spm" / "udhr_eng.txt"
+    rules = tmp_path / "rules.tsv"
+    rules.write_text("".join(f"{c:X}\t{c + 32:X}\n" for c in range(0x41, 0x5B)), encoding="utf-8")
+    out = tmp_path / "m.model"
+    done = run("train", "--type", kind, "--vocab-size", 300, "--format", "sentencepiece", "--output", out,
+               "--treat-whitespace-as-suffix", "--allow-whitespace-only-pieces", "--no-split-by-whitespace",
+               "--required-chars", "\u00e9\u20ac", "--input-sentence-size", 150, "--no-shuffle-input-sentence",
+               "--normalization-rule-tsv", rules, corpus)
+    assert done.returncode == 0, done.stderr
+    options = dict(treat_whitespace_as_suffix=True, allow_whitespace_only_pieces=True, split_by_whitespace=False,
+                   required_chars="\u00e9\u20ac", input_sentence_size=150, shuffle_input_sentence=False,
+                   normalization_rule_tsv=str(rules))
+    api = nbtok.train_sentencepiece(corpus, 300, model_type=kind, **options)
+    sp = spm.SentencePieceProcessor(model_file=str(out))
+    ours = [sp.id_to_piece(i) for i in range(sp.get_piece_size())]
+    assert ours == [api.id_to_piece(i) for i in range(api.vocab_size)]
+    assert "\u00e9" in ours and not any(c.isupper() for p in ours[3:] for c in p)
+    if kind == "bpe":
+        spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(tmp_path / "ref"), vocab_size=300,
+                                       model_type=kind, minloglevel=2, **options)
+        ref = spm.SentencePieceProcessor(model_file=str(tmp_path / "ref.model"))
+        assert ours == [ref.id_to_piece(i) for i in range(ref.get_piece_size())]
+    seeded = run("train", "--type", kind, "--vocab-size", 300, "--output", tmp_path / "s.nbtok",
+                 "--input-sentence-size", 150, "--seed", 3, corpus)
+    assert seeded.returncode == 0, seeded.stderr
+    assert nbtok.Tokenizer.load(tmp_path / "s.nbtok").vocab == \
+        nbtok.train_sentencepiece(corpus, 300, model_type=kind, input_sentence_size=150, seed=3).vocab
+
+
+def test_train_sentencepiece_options_are_checked_first(tmp_path):
+    corpus = FIXTURES / "spm" / "udhr_eng.txt"
+    bad = run("train", "--vocab-size", 300, "--output", tmp_path / "m", "--treat-whitespace-as-suffix", corpus)
+    assert bad.returncode == 1 and b"--treat-whitespace-as-suffix: sentencepiece options" in bad.stderr
+    bad = run("train", "--type", "bpe", "--vocab-size", 300, "--output", tmp_path / "m",
+              "--normalization-rule-tsv", tmp_path / "none.tsv", corpus)
+    assert bad.returncode == 1 and b"none.tsv: no such file" in bad.stderr
+    bad = run("train", "--type", "unigram", "--vocab-size", 300, "--output", tmp_path / "m",
+              "--input-sentence-size", 50, corpus)
+    assert bad.returncode == 1 and b"input_sentence_size must be 0" in bad.stderr

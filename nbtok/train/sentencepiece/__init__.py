@@ -1,10 +1,20 @@
-"""SentencePiece training: ``train_sentencepiece(input, vocab_size, model_type)``.
+"""SentencePiece training: ``train_sentencepiece(input, vocab_size, model_type, **options)``.
 
 The BPE trainer follows sentencepiece's ``bpe_model_trainer.cc`` (tests/test_train_sentencepiece.py
 compares every piece, in order, with sentencepiece 0.2.3), the Unigram trainer its
 ``unigram_model_trainer.cc`` (``unigram.py``; the tests compare pieces, likelihood and
-encodings with sentencepiece's own model); char and word training and the options listed in
-``options.py`` as unsupported raise ``NotImplementedError``.
+encodings with sentencepiece's own model). The options are sentencepiece's TrainerSpec /
+NormalizerSpec fields by name (``options.DEFAULTS``), the whitespace ones
+(``treat_whitespace_as_suffix``, ``allow_whitespace_only_pieces``, ``split_by_whitespace``:
+``whitespace.py``), ``required_chars``, ``input_sentence_size`` with ``shuffle_input_sentence``
+(sentencepiece's reservoir sampler on nbtok's ``seed``: ``sentences.sample_lines``) and
+``normalization_rule_tsv`` (``rules.py``) included; char and word training raise
+``NotImplementedError``.
+
+Memory: with sentencepiece's default whitespace handling Unigram never holds the sentences (each
+chunk of lines is counted); with other whitespace options it holds them, as its seeds come
+from whole sentences. BPE holds the distinct sentences; ``input_sentence_size`` with
+shuffling holds the sample.
 
 Examples:
     >>> tok = train_sentencepiece(iter(["a b c ab ab abc"] * 10), 12, model_type="bpe")  # doctest: +SKIP
@@ -12,7 +22,8 @@ Examples:
 from ...formats import sentencepiece_model as smp
 from .model_writer import build_tokenizer
 from .options import meta_pieces, resolve
-from .sentences import line_chunks, normalized_lines, normalized_sentences, required_chars
+from .sentences import line_chunks, normalized_lines, normalized_sentences, required_chars, sentencepiece_order
+from .whitespace import default_whitespace
 
 
 def train_sentencepiece(input, vocab_size, model_type="unigram", **options):
@@ -26,17 +37,25 @@ def train_sentencepiece(input, vocab_size, model_type="unigram", **options):
     meta = meta_pieces(spec, vocab_size)
     n_meta = len(meta)
     if model_type == "unigram":
-        # the sentences are never held: each chunk of lines is counted into words and characters
-        from .unigram import train_unigram
-        lines = normalized_lines(input, spec, [p for p, _ in meta.values()])
-        pieces = train_unigram(line_chunks(lines), vocab_size, n_meta, spec)
+        from .unigram import train_unigram, train_unigram_sentences
+        metas = [p for p, _ in meta.values()]
+        if default_whitespace(spec):
+            # the sentences are never held: each chunk of lines is counted into words and characters
+            lines = normalized_lines(input, spec, metas)
+            pieces = train_unigram(line_chunks(lines), vocab_size, n_meta, spec)
+        else:
+            sentences = sentencepiece_order(list(normalized_lines(input, spec, metas, keep_empty=True)))
+            pieces = train_unigram_sentences(sentences, vocab_size, n_meta, spec)
         return build_tokenizer(pieces, meta, spec, smp.UNIGRAM)
     counts = normalized_sentences(input, spec, [p for p, _ in meta.values()])
-    req = required_chars(counts, float(spec["character_coverage"]))
+    req = required_chars(counts, float(spec["character_coverage"]), spec["required_chars"])
     from .bpe import train_bpe_pieces
     n = vocab_size - n_meta - len(req)
     if n < 0:
         raise ValueError(f"vocab_size {vocab_size} is smaller than the {n_meta + len(req)} required pieces")
     pieces = train_bpe_pieces(counts, req, n, spec)
+    if len(pieces) < n and spec["hard_vocab_limit"]:
+        raise ValueError(f"vocab_size is too high for this input: it gives {n_meta + len(req) + len(pieces)} pieces, "
+                         f"not {vocab_size}; lower vocab_size or pass hard_vocab_limit=False")
     chars = [c for c, _ in sorted(req.items(), key=lambda kv: (-kv[1], kv[0]))]
     return build_tokenizer([(p, -float(i)) for i, p in enumerate(pieces + chars)], meta, spec, smp.BPE)

@@ -1,7 +1,7 @@
 """ModelProto bytes for trained pieces and meta pieces (score 0) -> Tokenizer."""
 
 from ...formats import sentencepiece_model as smp
-from .sentences import charsmap
+from .sentences import spec_charsmap
 
 
 def build_tokenizer(pieces, meta, spec, model_type):
@@ -28,10 +28,12 @@ def build_tokenizer(pieces, meta, spec, model_type):
         parts.append(smp._len_field(1, body))
     trainer = smp.encode_spec(b"", smp.TRAINER_FIELDS, dict(
         model_type=model_type, vocab_size=len(entries), split_digits=spec["split_digits"],
+        treat_whitespace_as_suffix=spec["treat_whitespace_as_suffix"],
         byte_fallback=spec["byte_fallback"],
         unk_id=spec["unk_id"], bos_id=spec["bos_id"], eos_id=spec["eos_id"], pad_id=spec["pad_id"]))
+    name, blob = spec_charsmap(spec)
     norm = smp.encode_spec(b"", smp.NORMALIZER_FIELDS, dict(
-        name=spec["normalization_rule_name"], precompiled_charsmap=charsmap(spec["normalization_rule_name"]),
+        name=name, precompiled_charsmap=blob,
         add_dummy_prefix=spec["add_dummy_prefix"], remove_extra_whitespaces=spec["remove_extra_whitespaces"],
         escape_whitespaces=True))
     parts.append(smp._len_field(2, trainer))

@@ -1,5 +1,8 @@
 """The trainer options: sentencepiece's TrainerSpec / NormalizerSpec fields, their defaults, and
-which of them nbtok supports."""
+which of them nbtok supports. Besides them, ``seed``: the seed of the sampler
+``input_sentence_size`` draws with (``sentences.sample_lines``)."""
+import numpy as np
+
 DEFAULTS = dict(
     character_coverage=0.9995, byte_fallback=False, split_by_whitespace=True,
     split_by_unicode_script=True, split_by_number=True, split_digits=False,
@@ -12,30 +15,24 @@ DEFAULTS = dict(
     shuffle_input_sentence=True, seed_sentencepiece_size=1000000, shrinking_factor=0.75,
     num_sub_iterations=2, hard_vocab_limit=True, vocabulary_output_piece_score=True,
     num_threads=16, progress=True,
+    seed=12345678,  # (nbtok's: the seed of input_sentence_size's sampler; sentencepiece's is fixed)
 )
-# values other than the default that nbtok does not implement yet
-UNSUPPORTED_UNLESS_DEFAULT = (
-    "treat_whitespace_as_suffix", "allow_whitespace_only_pieces",
-    "required_chars", "normalization_rule_tsv",
-    "input_sentence_size", "split_by_whitespace",
-)
+BOOLEANS = ("treat_whitespace_as_suffix", "allow_whitespace_only_pieces", "split_by_whitespace",
+            "shuffle_input_sentence")
 RULES = ("nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity")
 
 
 def resolve(options):
-    """Merge ``options`` over the defaults; TypeError for an unknown name, NotImplementedError for
-    a sentencepiece option nbtok does not implement."""
+    """Merge ``options`` over the defaults; TypeError for an unknown name or a value of the
+    wrong type, ValueError for a value sentencepiece refuses."""
     unknown = sorted(set(options) - set(DEFAULTS))
     if unknown:
         raise TypeError(f"train_sentencepiece: unknown option(s) {', '.join(unknown)}")
     spec = dict(DEFAULTS)
     spec.update(options)
-    bad = [k for k in UNSUPPORTED_UNLESS_DEFAULT
-           if k in options and _norm(options[k]) != _norm(DEFAULTS[k])]
-    if bad:
-        raise NotImplementedError(f"train_sentencepiece: option(s) {', '.join(bad)} other than "
-                                  "sentencepiece's default are not implemented by nbtok yet")
-    if spec["normalization_rule_name"] not in RULES:
+    for k in BOOLEANS:
+        spec[k] = _as_bool(k, spec[k])
+    if spec["normalization_rule_name"] not in RULES and not spec["normalization_rule_tsv"]:
         raise ValueError(f"normalization_rule_name must be one of {RULES}")
     if not 0.0 < float(spec["character_coverage"]) <= 1.0:
         raise ValueError("character_coverage must be in (0, 1]")
@@ -49,7 +46,66 @@ def resolve(options):
     for k in ("control_symbols", "user_defined_symbols"):
         if isinstance(spec[k], str):
             spec[k] = [w for w in spec[k].split(",") if w]
+    _check_sampling(spec)
+    spec["required_chars"] = _required_chars(spec["required_chars"])
+    if spec["normalization_rule_tsv"]:  # (compiled now: a bad file fails before the input is read)
+        from .sentences import spec_charsmap
+        spec_charsmap(spec)
     return spec
+
+
+def _check_sampling(spec):
+    """``input_sentence_size`` (0: every sentence; else more than 100, as sentencepiece's
+    VerifySpec), ``shuffle_input_sentence`` and ``seed``."""
+    for k in ("input_sentence_size", "seed"):
+        spec[k] = _as_int(k, spec[k])
+    n = spec["input_sentence_size"]
+    if n < 0 or 0 < n <= 100:
+        raise ValueError(f"input_sentence_size must be 0 (every sentence) or more than 100, not {n}")
+    if spec["seed"] < 0:
+        raise ValueError(f"seed must be >= 0, not {spec['seed']}")
+
+
+def _as_bool(name, v):
+    """A bool option: True / False, or sentencepiece's spellings "true" / "false" / "1" / "0"
+    (``compat.sentencepiece``'s option string passes them as text)."""
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, str) and v.strip().lower() in ("true", "false", "1", "0"):
+        return v.strip().lower() in ("true", "1")
+    raise TypeError(f"{name} must be True or False, not {v!r}")
+
+
+def _as_int(name, v):
+    if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
+        return int(v)
+    if isinstance(v, str) and v.strip().lstrip("-").isdigit():
+        return int(v)
+    raise TypeError(f"{name} must be an int, not {v!r}")
+
+
+def _required_chars(chars):
+    """The characters of ``required_chars`` (str), in order, each once; U+0000 is skipped (as
+    sentencepiece skips it). A space, sentencepiece's reserved unknown character U+2585 or a
+    surrogate is a ValueError (sentencepiece stops on them too)."""
+    if isinstance(chars, (bytes, bytearray)):
+        try:
+            chars = bytes(chars).decode("utf-8")
+        except UnicodeDecodeError:
+            raise ValueError("required_chars must be UTF-8") from None
+    if not isinstance(chars, str):
+        raise TypeError(f"required_chars must be a str, not {type(chars).__name__}")
+    out = []
+    for c in chars:
+        if "\ud800" <= c <= "\udfff":
+            raise ValueError(f"required_chars holds a surrogate U+{ord(c):04X}, which is not a character")
+        if c == " ":
+            raise ValueError("required_chars must not hold a space: the normalized text has none (it is U+2581)")
+        if c == "\u2585":
+            raise ValueError("required_chars must not hold U+2585, sentencepiece's reserved unknown character")
+        if c != "\0" and c not in out:
+            out.append(c)
+    return "".join(out)
 
 
 def meta_pieces(spec, vocab_size):
@@ -86,6 +142,3 @@ def meta_pieces(spec, vocab_size):
         raise ValueError(f"vocab_size {vocab_size} leaves no room besides the {len(meta)} meta pieces")
     return meta
 
-
-def _norm(v):
-    return tuple(v) if isinstance(v, (list, tuple)) else v

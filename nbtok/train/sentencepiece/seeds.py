@@ -17,8 +17,15 @@ Only the first ``max_len + 1`` characters of each suffix matter (a deeper node i
 be a piece), so the suffixes are sorted by prefix doubling until that many characters decide
 the order, and adjacent suffixes' common prefixes are counted up to that length.
 
-(One corner sentencepiece has and nbtok does not: a node ``s\0`` at the very end of its array
-is counted as ``s`` again, which adds the last sentence's final occurrences to a few seeds.)
+Other whitespace options (``whitespace.py``) let a piece hold ``▁`` elsewhere, so the units
+are the whole distinct sentences (``unigram.train_unigram_sentences``).
+
+One corner of sentencepiece's array: it runs over the sentences in their order, so a node
+``t\0`` (``t`` ending sentences that different first bytes follow, or the last sentence) is
+counted as ``t`` again. With the dummy ``▁`` as a prefix every sentence starts alike and only
+the very last sentence does that; the default path leaves it out. With the dummy ``▁`` as a
+suffix most sentence endings do, and the sentence path adds those counts
+(``unigram.sentence_end_counts``).
 """
 import numpy as np
 
@@ -215,28 +222,50 @@ def utf8_lengths(cps, off, length):
     return out
 
 
+BY_SCRIPT = 8  # valid_pieces' flag beside whitespace.ws_flags: split_by_unicode_script
+
+
 @kernel
-def valid_pieces(cps, off, length, script, unk, ws, by_script):
+def valid_pieces(cps, off, length, script, unk, ws, flags):
     """sentencepiece's ``IsValidSentencePiece`` for each candidate: no boundary, unknown
-    character or space; ``ws`` (``▁``) only first; one script (``script[c]``, -1 for a character
-    that joins any, as digits do without ``split_by_number``) when ``by_script``; a character
-    of script -2 (a digit with ``split_digits``) only alone; one of script -3 (a combining
-    mark) has the script of the character before it."""
+    character or space; ``ws`` (``▁``) where ``flags`` (``whitespace.ws_flags``) allow it
+    (``whitespace.ws_allowed``); one script (``script[c]``, -1 for a character that joins any,
+    as digits do without ``split_by_number``) when ``flags & BY_SCRIPT``; a character of
+    script -2 (a digit with ``split_digits``) only alone; one of script -3 (a combining mark)
+    has the script of the character before it."""
+    by_script = (flags & BY_SCRIPT) != 0
+    suffix = (flags & 1) != 0
+    split = (flags & 2) != 0
+    allow_only = (flags & 4) != 0
     ok = np.zeros(off.shape[0], np.bool_)
     for j in range(off.shape[0]):
+        n = length[j]
+        all_ws = True
+        for p in range(n):
+            if cps[off[j] + p] != ws:
+                all_ws = False
+                break
         good = True
         prev = -1
-        for p in range(length[j]):
+        for p in range(n):
             c = cps[off[j] + p]
-            if c == BOUNDARY or c == unk or c == 0x20 or (c == ws and p > 0):
+            if c == BOUNDARY or c == unk or c == 0x20 or c == 0x1F:
                 good = False
                 break
             if c == ws:
+                if not (allow_only and all_ws):
+                    if suffix:
+                        bad = p != n - 1 if split else (p == 0 and n > 1)
+                    else:
+                        bad = p != 0 if split else (p == n - 1 and n > 1)
+                    if bad:
+                        good = False
+                        break
                 continue
             s = script[c]
             if s == -3:
                 s = prev
-            if s == -2 and length[j] > 1:
+            if s == -2 and n > 1:
                 good = False
                 break
             if by_script and s >= 0 and prev >= 0 and s != prev:

@@ -1,5 +1,7 @@
 """Reading the input (paths or an iterable of str) and normalizing each sentence as
 sentencepiece's trainer does (charsmap of the chosen rule, whitespace rules, ``▁`` escaping)."""
+import itertools
+import random
 import re
 from collections import Counter
 from pathlib import Path
@@ -48,30 +50,99 @@ def iter_lines(input):
                 yield line.rstrip("\r\n")
 
 
-def normalized_lines(input, spec, meta=()):
-    """Each line of ``input`` normalized as sentencepiece's trainer loads it (str with ``▁``);
-    lines that are empty, longer than ``max_sentence_length`` bytes or hold sentencepiece's
-    reserved unknown character are skipped, as sentencepiece skips them. Every occurrence of a
-    meta piece (the strings ``meta``, longest first, left to right) becomes ``BOUNDARY``: no
-    trained piece holds or crosses it."""
-    found = re.compile("|".join(re.escape(m) for m in sorted(meta, key=len, reverse=True))) if meta else None
-    units, pool = knorm.decode_charsmap(charsmap(spec["normalization_rule_name"]))
+def selected_lines(input, spec):
+    """The lines of ``input`` sentencepiece's ``LoadSentences`` keeps, before normalization:
+    not empty, at most ``max_sentence_length`` bytes, without its reserved unknown character;
+    with ``input_sentence_size`` only that many of them (``sample_lines``)."""
+    limit = int(spec["max_sentence_length"])
+    unk = UNK_STR.decode("utf-8")
+    lines = (line for line in iter_lines(input)
+             if line and unk not in line and (len(line) * 4 <= limit or len(line.encode("utf-8")) <= limit))
+    size = int(spec["input_sentence_size"])
+    if size == 0:
+        return lines
+    if not spec["shuffle_input_sentence"]:  # (sentencepiece stops reading there)
+        return itertools.islice(lines, size)
+    return iter(sample_lines(lines, size, int(spec["seed"])))
+
+
+def sample_lines(lines, size, seed):
+    """sentencepiece's ``ReservoirSampler`` over ``lines``: the first ``size`` lines, then the
+    t-th line replaces slot ``n`` when ``n``, drawn uniformly from ``[0, t - 1)`` (absl's
+    ``Uniform(gen, 0, total - 1)`` is closed-open), is below ``size``. So a line among the first
+    ``size`` of T is kept with probability ``(size - 1) / (T - 1)`` and a later one with
+    ``size / (T - 1)``. sentencepiece draws from absl's BitGen, seeded with a constant but
+    salted per process (its samples differ from run to run); nbtok draws from Python's
+    ``random.Random(seed)``, so a seed always gives the same sample."""
+    rng = random.Random(seed)
+    sample = []
+    total = 0
+    for line in lines:
+        total += 1
+        if len(sample) < size:
+            sample.append(line)
+            continue
+        n = rng.randrange(total - 1)
+        if n < size:
+            sample[n] = line
+    return sample
+
+
+def trainer_normalizer(spec):
+    """The normalize kernel's arrays for the options' charsmap and whitespace rules."""
+    units, pool = knorm.decode_charsmap(spec_charsmap(spec)[1])
     root_ok = knorm.root_filter(units)
     z = np.zeros(0, np.int32)
-    flags = np.array([spec["add_dummy_prefix"], spec["remove_extra_whitespaces"], True, False], np.int64)
-    norm = (units, pool, root_ok, z, z, flags, byte_classes(units, pool, root_ok, z, z))
-    limit = int(spec["max_sentence_length"])
-    for line in iter_lines(input):
+    flags = np.array([spec["add_dummy_prefix"], spec["remove_extra_whitespaces"], True,
+                      spec["treat_whitespace_as_suffix"]], np.int64)
+    return (units, pool, root_ok, z, z, flags, byte_classes(units, pool, root_ok, z, z))
+
+
+def spec_charsmap(spec):
+    """``(name, precompiled charsmap)`` of the options' normalizer: the rules of
+    ``normalization_rule_tsv`` compiled (sentencepiece names them ``user_defined``) or the
+    built-in ``normalization_rule_name``. Compiled once per spec."""
+    cached = spec.get("_charsmap")
+    if cached is None:
+        if spec["normalization_rule_tsv"]:
+            from .rules import compile_rule_tsv
+            cached = ("user_defined", compile_rule_tsv(spec["normalization_rule_tsv"]))
+        else:
+            cached = (spec["normalization_rule_name"], charsmap(spec["normalization_rule_name"]))
+        spec["_charsmap"] = cached
+    return cached
+
+
+def normalized_lines(input, spec, meta=(), keep_empty=False):
+    """Each line of ``selected_lines`` normalized as sentencepiece's trainer loads it (str with
+    ``▁``); lines that normalize to nothing are skipped (unless ``keep_empty``), as
+    sentencepiece drops them. Every
+    occurrence of a meta piece (the strings ``meta``, longest first, left to right) becomes
+    ``BOUNDARY``: no trained piece holds or crosses it."""
+    found = re.compile("|".join(re.escape(m) for m in sorted(meta, key=len, reverse=True))) if meta else None
+    norm = trainer_normalizer(spec)
+    for line in selected_lines(input, spec):
         raw = line.encode("utf-8")
-        if not raw or len(raw) > limit or UNK_STR in raw:
-            continue
         buf = np.frombuffer(raw, np.uint8)
         out, n = knorm.normalize(buf, 0, buf.size, *norm, np.empty(buf.size * 18 + 8, np.uint8))
         s = out[:n].tobytes().decode("utf-8", "replace")
         if found is not None:
             s = found.sub(BOUNDARY, s)
-        if s:
+        if s or keep_empty:
             yield s
+
+
+def sentencepiece_order(sentences):
+    """The normalized sentences (a list, empty ones included) in the order sentencepiece's
+    ``LoadSentences`` leaves them: each empty one is swapped with the last and dropped."""
+    i = 0
+    while i < len(sentences):
+        if sentences[i]:
+            i += 1
+        else:
+            sentences[i] = sentences[-1]
+            sentences.pop()
+    return sentences
 
 
 def normalized_sentences(input, spec, meta=()):
@@ -110,25 +181,33 @@ def sentence_chunks(counts, size=1 << 22):
         yield "".join(chunk)
 
 
-def required_chars(counts, coverage):
+def required_chars(counts, coverage, required=""):
     """Characters kept by ``character_coverage`` (``covering_chars`` of the sentences' characters)."""
     freq = Counter()
     for chunk in sentence_chunks(counts):
         freq.update(chunk)
-    return covering_chars(freq, coverage)
+    return covering_chars(freq, coverage, required)
 
 
-def covering_chars(freq, coverage):
-    """The most frequent characters of ``freq`` (ties by code point) until they cover
-    ``coverage`` of all characters, as sentencepiece's ``character_coverage``: dict char->freq.
-    ``BOUNDARY`` counts towards the coverage but is never kept (as in sentencepiece)."""
+def covering_chars(freq, coverage, required=""):
+    """The characters sentencepiece keeps: those of ``required`` (the ``required_chars``
+    option) first, then the most frequent of ``freq``, each group by frequency then code point,
+    until they cover ``coverage`` of all characters (``character_coverage``): dict char->freq.
+    A required character the text lacks is kept with frequency 0 (if the coverage is not
+    reached first). ``BOUNDARY`` counts towards the coverage but is never kept (as in
+    sentencepiece)."""
     freq = {ch: c for ch, c in freq.items() if ch not in (" ", "\0")}
     total = sum(freq.values())
+    if total == 0:
+        raise ValueError("train_sentencepiece: the input has no character to train on")
+    need = set(required)
+    order = sorted(set(freq) | need, key=lambda ch: (ch not in need, -freq.get(ch, 0), ch))
     kept, acc = {}, 0
-    for ch, c in sorted(freq.items(), key=lambda kv: (-kv[1], kv[0])):
-        if float(np.float32(acc / total)) >= coverage:
+    limit = np.float32(coverage)  # (both float32, as sentencepiece compares them)
+    for ch in order:
+        if np.float32(acc / total) >= limit:
             break
-        acc += c
+        acc += freq.get(ch, 0)
         if ch != BOUNDARY:
-            kept[ch] = c
+            kept[ch] = freq.get(ch, 0)
     return kept

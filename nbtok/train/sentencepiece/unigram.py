@@ -15,6 +15,10 @@ step:
 4. Final pieces: the required characters (kept or added below the lowest score), then the best
    scored pieces up to ``vocab_size`` minus the meta pieces, ordered by score.
 
+With whitespace options other than sentencepiece's default (``whitespace.py``) the seeds come
+from the whole sentences and EM runs over ``SplitIntoWords``' words, or over the sentences
+without ``split_by_whitespace`` (``train_unigram_sentences``).
+
 sentencepiece keeps its counts and scores in float32; nbtok in float64, so pieces whose losses
 or scores tie to float32 precision may be ordered differently.
 """
@@ -27,7 +31,8 @@ from . import lattice as L
 from . import seeds as S
 from .bpe_scripts import script_of
 from .sentences import covering_chars, sentence_chunks
-from .validity import UNK_CHAR, WS, is_decimal_digit
+from .validity import UNK_CHAR, WS, Validity, is_decimal_digit
+from .whitespace import split_into_words, ws_flags
 
 UNK_PENALTY = 10.0            # an unknown character scores the lowest piece's score minus this
 EXPECTED_THRESHOLD = 0.5      # M step: a piece expected fewer times is dropped
@@ -166,10 +171,11 @@ def script_table(cps, spec):
     return table
 
 
-def seed_pieces(chars, units, spec):
+def seed_pieces(chars, units, spec, extra=None):
     """Every character of ``chars`` (by frequency), then the best ``seed_sentencepiece_size``
     branching substrings of the ``units`` (by frequency x length), with sentencepiece's initial
-    scores ``log(score / sum)``."""
+    scores ``log(score / sum)``. ``extra`` (``{piece: count}``, ``sentence_end_counts``) adds
+    counts to the substrings, or new ones."""
     max_len = int(spec["max_sentencepiece_length"])
     cps = np.frombuffer(("\0".join(units) + "\0").encode("utf-32-le"), np.uint32).view(np.int32)
     weights = np.repeat(np.fromiter(units.values(), np.int32, len(units)),
@@ -177,8 +183,8 @@ def seed_pieces(chars, units, spec):
     order = S.sort_suffixes(cps, max_len + 1)
     lcp = S.common_prefixes(cps, order, max_len + 1)
     left, off, length, freq = S.branching_substrings(cps, order, lcp, weights, max_len)
-    ok = S.valid_pieces(cps, off, length, script_table(cps, spec), ord(UNK_CHAR), ord(WS),
-                        bool(spec["split_by_unicode_script"]))
+    flags = ws_flags(spec) | (S.BY_SCRIPT if spec["split_by_unicode_script"] else 0)
+    ok = S.valid_pieces(cps, off, length, script_table(cps, spec), ord(UNK_CHAR), ord(WS), flags)
     left, off, length, freq = left[ok], off[ok], length[ok], freq[ok]
     score = freq.astype(np.float32) * length.astype(np.float32)  # (float32, as sentencepiece)
     nbytes = S.utf8_lengths(cps, off, length)
@@ -186,9 +192,45 @@ def seed_pieces(chars, units, spec):
     # is the order of the strings, a shorter one being a prefix of a longer one at the same suffix
     best = np.lexsort((length, left, -nbytes, -score))[:int(spec["seed_sentencepiece_size"])]
     char_seeds = sorted(chars.items(), key=lambda kv: (-kv[1], kv[0]))
-    substrings = [cps[o:o + n].tobytes().decode("utf-32-le") for o, n in zip(off[best].tolist(), length[best].tolist())]
-    values = np.concatenate((np.array([f for _, f in char_seeds], np.float64), score[best].astype(np.float64)))
+    if extra:
+        substrings, seed_scores = _with_extra(cps, off, length, freq, extra, int(spec["seed_sentencepiece_size"]))
+    else:
+        substrings = [cps[o:o + n].tobytes().decode("utf-32-le") for o, n in zip(off[best].tolist(), length[best].tolist())]
+        seed_scores = score[best]
+    values = np.concatenate((np.array([f for _, f in char_seeds], np.float64), seed_scores.astype(np.float64)))
     return [c for c, _ in char_seeds] + substrings, (np.log(values) - np.log(values.sum())).astype(np.float32)
+
+
+def _with_extra(cps, off, length, freq, extra, size):
+    """The best ``size`` substrings and their scores after adding ``extra``'s counts, in
+    sentencepiece's order: score, then bytes (longer first), then the string."""
+    counts = {cps[o:o + n].tobytes().decode("utf-32-le"): f
+              for o, n, f in zip(off.tolist(), length.tolist(), freq.tolist())}
+    for piece, c in extra.items():
+        counts[piece] = counts.get(piece, 0) + c
+    scored = [(np.float32(np.float32(f) * np.float32(len(p))), len(p.encode("utf-8")), p) for p, f in counts.items()]
+    scored.sort(key=lambda t: (-t[0], -t[1], t[2]))
+    scored = scored[:size]
+    return [p for _, _, p in scored], np.array([s for s, _, _ in scored], np.float32)
+
+
+def sentence_end_counts(sentences, spec):
+    """The counts sentencepiece adds to the seeds that end sentences. Its suffix array runs over
+    the sentences in their order, each ended by ``"\0"``: where the sentences that end in the
+    same ``t`` are followed by different first bytes (or one is the last sentence), ``t\0`` is a
+    branching node too, and its count goes to ``t`` again (``t`` with the ``"\0"`` trimmed).
+    ``{t: count}`` of those ``t`` of 2 to ``max_sentencepiece_length`` characters that are
+    valid pieces; ``sentences`` in sentencepiece's order (``sentences.sentencepiece_order``)."""
+    max_len = int(spec["max_sentencepiece_length"])
+    ends, followers = Counter(), {}
+    for i, s in enumerate(sentences):
+        nxt = sentences[i + 1][0].encode("utf-8")[0] if i + 1 < len(sentences) else -1
+        for k in range(2, min(len(s), max_len) + 1):
+            t = s[-k:]
+            ends[t] += 1
+            followers.setdefault(t, set()).add(nxt)
+    valid = Validity(spec)
+    return {t: c for t, c in ends.items() if len(followers[t]) > 1 and valid(t)}
 
 
 def em_step(model, words):
@@ -251,25 +293,75 @@ def final_pieces(model, required, n_pieces, hard_limit):
 
 def train_unigram(chunks, vocab_size, n_meta, spec):
     """``[(piece, score), ...]``: the trained pieces, ``vocab_size - n_meta`` of them, from chunks
-    of ``"\0"``-ended normalized sentences (``sentences.line_chunks``)."""
+    of ``"\0"``-ended normalized sentences (``sentences.line_chunks``). sentencepiece's default
+    whitespace handling (``whitespace.default_whitespace``): the seeds come from the units of
+    ``count_units``, EM runs over their words."""
     chars, units = count_units(chunks)
     if not units:
         raise ValueError("train_sentencepiece: the input has no non-empty sentence")
-    required = covering_chars(chars, float(spec["character_coverage"]))
+    required, rare = _required(chars, vocab_size, n_meta, spec)
+    units = _replace(units, rare)
+    return _train(chars, rare, units, words_of(units), required, vocab_size, n_meta, spec)
+
+
+def train_unigram_sentences(sentences, vocab_size, n_meta, spec):
+    """``train_unigram`` for any whitespace options, from the normalized sentences (a list):
+    the seeds come from the whole sentences, as sentencepiece extracts them, and EM runs over
+    their words (``whitespace.split_into_words``) or, without ``split_by_whitespace``, over the
+    sentences themselves (as sentencepiece's does)."""
+    counts = Counter(sentences)
+    if not counts:
+        raise ValueError("train_sentencepiece: the input has no non-empty sentence")
+    chars = Counter()
+    for chunk in sentence_chunks(counts):
+        chars.update(chunk)
+    chars.pop("\0", None)
+    required, rare = _required(chars, vocab_size, n_meta, spec)
+    counts = _replace(counts, rare)
+    if rare:
+        table = {ord(c): UNK_CHAR for c in rare}
+        sentences = [s.translate(table) for s in sentences]
+    extra = sentence_end_counts(sentences, spec)
+    del sentences
+    if spec["split_by_whitespace"]:
+        suffix, allow = bool(spec["treat_whitespace_as_suffix"]), bool(spec["allow_whitespace_only_pieces"])
+        words = Counter()
+        for s, c in counts.items():
+            for w in split_into_words(s, suffix, allow):
+                words[w] += c
+    else:
+        words = counts
+    return _train(chars, rare, counts, words, required, vocab_size, n_meta, spec, extra)
+
+
+def _required(chars, vocab_size, n_meta, spec):
+    """The required characters (``covering_chars``) and the rare ones the others become ``▅``."""
+    required = covering_chars(chars, float(spec["character_coverage"]), spec["required_chars"])
     if len(required) + n_meta > vocab_size:
         raise ValueError(f"vocab_size {vocab_size} is smaller than the {len(required) + n_meta} required "
                          "characters and meta pieces; increase vocab_size or lower character_coverage")
-    rare = set(chars) - set(required) - {WS, UNK_CHAR}
-    if rare:  # (sentencepiece replaces the characters character_coverage leaves out)
-        table = {ord(c): UNK_CHAR for c in rare}
-        replaced = Counter()
-        while units:
-            u, c = units.popitem()
-            replaced[u.translate(table)] += c
-        units = replaced
+    return required, set(chars) - set(required) - {WS, UNK_CHAR}
+
+
+def _replace(units, rare):
+    """``units`` (a Counter of str) with the ``rare`` characters as ``▅`` (sentencepiece
+    replaces the characters ``character_coverage`` leaves out); emptied as it goes."""
+    if not rare:
+        return units
+    table = {ord(c): UNK_CHAR for c in rare}
+    replaced = Counter()
+    while units:
+        u, c = units.popitem()
+        replaced[u.translate(table)] += c
+    return replaced
+
+
+def _train(chars, rare, units, words, required, vocab_size, n_meta, spec, extra=None):
+    """Seeds from ``units`` (and ``extra``, ``seed_pieces``), then EM and pruning over ``words``
+    (Counters), then the final pieces."""
     all_chars = {ch: c for ch, c in chars.items() if ch not in rare and ch != UNK_CHAR}
-    words = Words(words_of(units))
-    seeds = seed_pieces(all_chars, units, spec)
+    words = Words(words)
+    seeds = seed_pieces(all_chars, units, spec, extra)
     del units
     max_len = int(spec["max_sentencepiece_length"])
     model = Pieces(*seeds, max_len)

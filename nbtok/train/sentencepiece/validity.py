@@ -1,5 +1,6 @@
-"""IsValidSentencePiece: length, ``▁`` placement, digits and Unicode-script boundaries."""
+"""IsValidSentencePiece: length, ``▁`` placement (``whitespace.ws_allowed``), digits and Unicode-script boundaries."""
 from .bpe_scripts import script_of
+from .whitespace import ws_allowed, ws_flags
 
 WS = "\u2581"
 UNK_CHAR = "\u2585"
@@ -16,16 +17,18 @@ class Validity:
         self.by_script = bool(spec["split_by_unicode_script"])
         self.by_number = bool(spec["split_by_number"])
         self.digits = bool(spec["split_digits"])
+        self.ws = ws_flags(spec)
 
     def __call__(self, piece):
         if not piece or len(piece) > self.max_len:
             return False
         prev = None
+        all_ws = WS in piece and piece.count(WS) == len(piece)
         for pos, c in enumerate(piece):
-            if c in (UNK_CHAR, "\0", " "):
+            if c in (UNK_CHAR, "\0", " ", "\x1f"):
                 return False
             if c == WS:
-                if pos > 0:
+                if not ws_allowed(pos, len(piece), all_ws, self.ws):
                     return False
                 continue
             s = script_of(c)

@@ -6,9 +6,10 @@ shapes (``Precompiled`` + ``WhitespaceSplit`` + ``Metaspace``, the older one; ``
 ``sentencepiece`` trains on the committed text, with added tokens. Each is loaded by HF
 ``tokenizers`` (the oracle) and by nbtok; every id is compared on the committed text, the edge
 cases, texts that hold added tokens, and arbitrary Unicode (hypothesis), through the batch and
-the single-text calls; the same for a BPE model in BARThez's shape. The Llama-style BPE files are trained in ``test_huggingface.py``
-(``llama_bpe``, ``ms_llama``); the real files of ``../shared/data`` (T5, Phi-3, Yi) are compared
-on the shared corpora when that folder exists, Marian's and BARThez's too.
+the single-text calls; the same for a BPE model in BARThez's shape. The Llama-style BPE files
+are trained in ``test_huggingface.py`` (``llama_bpe``, ``ms_llama``); the real files of
+``../shared/data`` (T5, Phi-3, Yi, Marian, BARThez) are compared on the shared corpora when
+that folder exists.
 """
 import base64
 import json

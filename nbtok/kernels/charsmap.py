@@ -236,9 +236,10 @@ def charsmap_chars(units):
     """What the rules of the charsmap trie ``units`` say per character: ``(value int64[0x110000],
     role uint8[0x110000], ok)``. ``value[c]`` is the pool offset of the replacement of the
     one-character rule ``c`` (-1: none); ``role[c]`` has ``FOLLOWS`` when ``c`` is at a later
-    position of a longer rule, ``STARTS`` when a longer rule begins with it. A string is a rule when the darts lookup accepts it
-    (``normalize.darts_longest``): a node's children are tried label by label, which can also
-    reach units that another node placed there, exactly as a lookup would. ``ok`` is False when
+    position of a longer rule, ``STARTS`` when a longer rule begins with it. A string is a rule
+    when the darts lookup accepts it (``normalize.darts_longest``): a node's children are tried
+    label by label, which can also reach units that another node placed there, exactly as a
+    lookup would. ``ok`` is False when
     the walk stops early: a rule source is longer than ``MAX_KEY`` bytes or not UTF-8, or the
     walk visits more than ``MAX_VISITS`` positions per unit. Any ``units`` array is read in bounds."""
     n_units = units.shape[0]

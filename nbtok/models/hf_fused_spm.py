@@ -34,8 +34,9 @@ texts are flagged from the charsmap's own rules (``kernels.charsmap``).
 
 Texts that hold an added token or the unknown token's text, or a character the charsmap maps to
 text holding a character of a ``normalized`` added token, run stage by stage: HF cuts added
-tokens out before normalizing (the normalized ones after), and SentencePiece does not know them. Checking a text costs one pass of
-``kernels.charsmap.flagged_rows`` over the batch's bytes.
+tokens out before normalizing (the normalized ones after), and SentencePiece does not know
+them. Checking a text costs one pass of ``kernels.charsmap.flagged_rows`` over the batch's
+bytes. Offsets run stage by stage (only ids are fused).
 """
 import numpy as np
 

@@ -208,3 +208,34 @@ def thread_limit(n):
         yield
     finally:
         numba.set_num_threads(old)
+
+
+class EntryPoints:
+    """The compiled entry points of the kernels one model calls from Python.
+
+    Numba's dispatcher type-checks every array of every tuple argument on each call: several
+    microseconds for a model's tuples, more than the work of encoding a short sentence. A model
+    whose arguments always have the same types (its own arrays, and a text buffer from
+    ``np.frombuffer``, read-only and C-contiguous) calls the overload's entry point directly
+    once the dispatcher has compiled or loaded it for them. ``call`` is the dispatcher until
+    then; an argument that is not C-contiguous keeps the dispatcher for that kernel."""
+
+    enabled = True
+
+    def __init__(self):
+        self._eps = {}
+
+    def get(self, dispatcher):
+        """The entry point resolved for ``dispatcher``, or None."""
+        return self._eps.get(dispatcher)
+
+    def call(self, dispatcher, *args):
+        ep = self._eps.get(dispatcher)
+        if ep is not None:
+            return ep(*args)
+        res = dispatcher(*args)
+        if self.enabled and all(a.flags.c_contiguous for a in args if hasattr(a, "flags")):
+            cres = dispatcher.overloads.get(tuple(numba.typeof(a) for a in args))
+            if cres is not None:
+                self._eps[dispatcher] = cres.entry_point
+        return res

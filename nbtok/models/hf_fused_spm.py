@@ -40,9 +40,9 @@ bytes. Offsets run stage by stage (only ids are fused).
 """
 import numpy as np
 
-from .._jit import thread_limit
+from .._jit import EntryPoints, thread_limit
 from ..kernels.charsmap import flagged_rows
-from ..text import pack_utf8
+from ..text import pack_utf8, utf8
 
 SPACE = "\u2581"
 _NO_CHARS = np.zeros(0, np.uint8)
@@ -295,14 +295,15 @@ class FusedSentencePiece:
     def __init__(self, model, flags, strings, string_offsets):
         self.model = model
         self._check = (flags, strings, string_offsets)
+        self._eps = EntryPoints()
 
     def _flagged(self, buf, offsets):
-        return flagged_rows(buf, offsets, *self._check)
+        return self._eps.call(flagged_rows, buf, offsets, *self._check)
 
     def encode(self, text, split_special_tokens):
         """The model ids of one text, or None when it must run stage by stage."""
-        buf, offsets, _ = pack_utf8([text])
-        if self._flagged(buf, offsets)[0]:
+        buf = np.frombuffer(utf8(text), np.uint8)
+        if self._flagged(buf, np.array([0, buf.size], np.int64))[0]:
             return None
         return self._encode_one(text, buf)
 
@@ -336,10 +337,11 @@ class FusedUnigram(FusedSentencePiece):
     def __init__(self, N, H, flags, strings, string_offsets):
         self.N, self.H = N, H
         self._check = (flags, strings, string_offsets)
+        self._eps = EntryPoints()
 
     def _encode_one(self, text, buf):
         from ..kernels import hf_unigram as K
-        return K.encode_one(buf, self.N, self.H)
+        return self._eps.call(K.encode_one, buf, self.N, self.H)
 
     def _encode_packed(self, buf, off, texts):
         """``(ids, doc_offsets)``: one parallel kernel call, as ``SentencePieceModel.encode_packed``."""

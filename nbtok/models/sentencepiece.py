@@ -13,7 +13,7 @@ reserved. USER_DEFINED pieces also pass through the normalizer untouched.
 import numba
 import numpy as np
 
-from .._jit import thread_limit
+from .._jit import EntryPoints, thread_limit
 from ..formats.sentencepiece_model import (BPE, BYTE, CONTROL, NORMAL, UNIGRAM, UNKNOWN, UNUSED,
                                            USER_DEFINED, ModelProtoData, read_model_file, read_model_proto,
                                            write_model_proto)
@@ -56,15 +56,6 @@ _frombuffer = np.frombuffer
 _empty = np.empty
 _I32 = np.dtype(np.int32)
 _INTO_MAX = 4096  # longest text (UTF-8 bytes) given an output array of len + 4 ids up front
-
-
-def _stable_type(a):
-    """Whether the Numba type of argument ``a`` is fixed by the model (so a cached entry point
-    keyed on the model stays valid): the text buffer from ``np.frombuffer`` of bytes, the model
-    tuples, Python / NumPy scalars."""
-    if isinstance(a, np.ndarray):
-        return a.flags.c_contiguous
-    return True
 
 
 def normalizer_arrays(spec, ws_suffix=False, ud_trie=None):
@@ -376,21 +367,13 @@ class SentencePieceModel(Regularization, Decoding, Offsets):
 
     def _call(self, dispatcher, *args):
         """``dispatcher(*args)`` through its compiled entry point, resolved once per model and
-        kernel (the argument types are fixed by the model: the text is always a read-only
-        C-contiguous uint8 buffer from ``np.frombuffer``). Numba's dispatch over tuples of arrays
-        costs several microseconds per call. Until an overload is resolved, the dispatcher runs."""
+        kernel (``_jit.EntryPoints``: the text is always a read-only C-contiguous uint8 buffer
+        from ``np.frombuffer``)."""
         eps = self.__dict__.get("_eps")
         if eps is None:
-            eps = self._eps = {}
-        ep = eps.get(dispatcher)
-        if ep is not None:
-            return ep(*args)
-        res = dispatcher(*args)
-        sig = tuple(numba.typeof(a) for a in args)
-        cres = dispatcher.overloads.get(sig)
-        if cres is not None and _FAST_CALL and all(_stable_type(a) for a in args):
-            eps[dispatcher] = cres.entry_point
-        return res
+            eps = self._eps = EntryPoints()
+            eps.enabled = _FAST_CALL
+        return eps.call(dispatcher, *args)
 
     @staticmethod
     def _check_opts(opts):

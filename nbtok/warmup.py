@@ -63,8 +63,30 @@ def _sentencepiece():
 def _huggingface():
     import nbtok
     from .formats.huggingface import to_huggingface_json, tokenizer_from_config
+    from .formats.sentencepiece_model import tokenizer_from_proto
     tok = tokenizer_from_config(to_huggingface_json(nbtok.get_encoding("gpt2").model))
     _exercise(tok, stream=False)  # (streaming decode of tokenizer.json models: issue 20)
+    # SentencePiece-shaped files, which run fused (models/hf_fused_spm.py): Llama-style BPE as
+    # nbtok writes it, and T5's shape around the Unigram model
+    for model_type in (2, 1):
+        cfg = tokenizer_from_proto(_spm_proto(model_type)).model.to_huggingface_json()
+        if model_type == 2:
+            cfg["normalizer"] = {"type": "Sequence", "normalizers": [
+                {"type": "Prepend", "prepend": "\u2581"},
+                {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"}]}
+            cfg["pre_tokenizer"] = None
+        else:
+            cfg["model"]["byte_fallback"] = False
+            cfg["normalizer"] = {"type": "Sequence", "normalizers": [
+                {"type": "Precompiled", "precompiled_charsmap": None},
+                {"type": "Strip", "strip_left": False, "strip_right": True},
+                {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": "\u2581"}]}
+            cfg["pre_tokenizer"] = {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always",
+                                    "split": True}
+        tok = tokenizer_from_config(cfg)
+        if tok.model.fused is None:
+            raise RuntimeError("nbtok warmup: a SentencePiece-shaped tokenizer.json did not take the fused path")
+        _exercise(tok, stream=False)
 
 
 def _train():

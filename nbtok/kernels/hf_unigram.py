@@ -1,6 +1,6 @@
 """HF's Unigram over SentencePiece-normalized text: word by word, with a cache of word ids.
 
-A ``tokenizer.json`` converted from a SentencePiece Unigram model (T5, ALBERT, XLNet, mT5, ...)
+A ``tokenizer.json`` converted from a SentencePiece Unigram model in HF's T5 shapes (T5, Marian)
 normalizes as SentencePiece does, then cuts the text before every U+2581 and runs HF's Unigram
 (``hf_models.unigram_best_path``: f64 scores, each word from zero) on each piece
 (``models.hf_fused_spm`` says when the normalizations agree). This module runs that on a whole

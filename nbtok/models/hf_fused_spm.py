@@ -17,8 +17,8 @@ A BPE file converted with the model's charsmap (BARThez: the Unigram shapes belo
 flagged as for Unigram, when no merge makes a piece with ``▁`` past its start (HF merges word by
 word).
 
-**Unigram.** T5, mT5, ALBERT, XLNet, Pegasus files normalize with the model's charsmap
-(``Precompiled``) and then either ``WhitespaceSplit`` + ``Metaspace``, or ``Strip`` (right) +
+**Unigram.** The files HF's converters write for T5 (and Marian) normalize with the model's
+charsmap (``Precompiled``) and then either ``WhitespaceSplit`` + ``Metaspace``, or ``Strip`` (right) +
 ``Replace(" {2,}", "▁")`` + ``Metaspace``, both splitting before each ``▁``: on the texts below
 that is SentencePiece's normalizer with ``add_dummy_prefix``, ``remove_extra_whitespaces`` and
 ``escape_whitespaces``, cut before each ``▁``. HF's Unigram then runs word by word in f64

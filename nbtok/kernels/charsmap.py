@@ -239,9 +239,9 @@ def charsmap_chars(units):
     position of a longer rule, ``STARTS`` when a longer rule begins with it. A string is a rule
     when the darts lookup accepts it (``normalize.darts_longest``): a node's children are tried
     label by label, which can also reach units that another node placed there, exactly as a
-    lookup would. ``ok`` is False when
-    the walk stops early: a rule source is longer than ``MAX_KEY`` bytes or not UTF-8, or the
-    walk visits more than ``MAX_VISITS`` positions per unit. Any ``units`` array is read in bounds."""
+    lookup would. ``ok`` is False when the walk stops early: a rule source is longer than
+    ``MAX_KEY`` bytes or not UTF-8, or the walk visits more than ``MAX_VISITS`` positions per
+    unit. Any ``units`` array is read in bounds."""
     n_units = units.shape[0]
     value = np.full(0x110000, -1, np.int64)
     role = np.zeros(0x110000, np.uint8)
@@ -260,8 +260,8 @@ def charsmap_chars(units):
             depth -= 1
             continue
         label[depth] = c + 1
-        p = base[depth] ^ c
-        if p < 0 or p >= n_units or (np.int64(units[p]) & 0x800000FF) != c:
+        p = _child(units, base[depth], c)
+        if p < 0:
             continue
         visits += 1
         u = np.int64(units[p])

@@ -18,6 +18,45 @@ def batch_chunks(n_docs, n_bytes, workers):
     return max(1, min(n_docs, workers * per_worker))
 
 
+class BatchLayout:
+    """Where a parallel batch kernel writes the ids of documents ``offsets`` (``n_bytes`` in
+    all) for ``workers`` threads: the chunks (``bounds``, ``chunk_bounds``), each document's room
+    (``out_offsets``: 4 ids more than its bytes) in ``out``, and per document the ids it wrote
+    (``counts``; -1: they did not fit) and per chunk the ids it wrote (``used``)."""
+
+    def __init__(self, offsets, n_bytes, workers):
+        n = offsets.shape[0] - 1
+        self.workers = max(1, min(workers, n))
+        self.out_offsets = np.zeros(n + 1, np.int64)
+        np.cumsum(np.diff(offsets) + 4, out=self.out_offsets[1:])
+        self.out = np.empty(int(self.out_offsets[-1]), np.int32)
+        self.counts = np.empty(n, np.int64)
+        self.bounds = chunk_bounds(offsets, batch_chunks(n, n_bytes, self.workers))
+        self.used = np.empty(self.bounds.size - 1, np.int64)
+
+    def ragged(self, encode_one):
+        """``(ids, offsets)`` of the batch once the kernel ran: the chunks joined, and each
+        document that outgrew its room (an expanding normalization) encoded alone by
+        ``encode_one(d)`` and spliced in."""
+        ids = gather_chunks(self.out, self.out_offsets, self.bounds, self.used)
+        counts = self.counts
+        redo = np.flatnonzero(counts < 0)
+        if redo.size:
+            starts = np.zeros(counts.size + 1, np.int64)
+            np.cumsum(np.maximum(counts, 0), out=starts[1:])
+            parts, prev = [], 0
+            for d in redo.tolist():
+                extra = encode_one(d)
+                parts += [ids[starts[prev]:starts[d]], extra]
+                counts[d] = extra.size
+                prev = d + 1
+            parts.append(ids[starts[prev]:])
+            ids = np.concatenate(parts)
+        offsets = np.zeros(counts.size + 1, np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        return ids, offsets
+
+
 @kernel
 def chunk_bounds(offsets, n_chunks):
     """Documents cut into ``n_chunks`` runs of about equal bytes: chunk c is documents

@@ -347,27 +347,7 @@ class FusedUnigram(FusedSentencePiece):
         """``(ids, doc_offsets)``: one parallel kernel call, as ``SentencePieceModel.encode_packed``."""
         import numba
         from ..kernels import hf_unigram as K
-        from ..kernels.ragged import batch_chunks, chunk_bounds, gather_chunks
-        n = len(texts)
-        out_offsets = np.zeros(n + 1, np.int64)
-        np.cumsum(np.diff(off) + 4, out=out_offsets[1:])
-        out = np.empty(int(out_offsets[-1]), np.int32)
-        counts = np.empty(n, np.int64)
-        workers = max(1, min(numba.get_num_threads(), n))
-        bounds = chunk_bounds(off, batch_chunks(n, buf.shape[0], workers))
-        used = np.empty(bounds.size - 1, np.int64)
-        K.encode_batch((buf, off), self.N, self.H, bounds, workers, (out_offsets, out, counts, used))
-        ids = gather_chunks(out, out_offsets, bounds, used)
-        redo = np.flatnonzero(counts < 0)
-        if redo.size:   # a normalization that expands the text: those documents one at a time
-            parts, prev, starts = [], 0, np.concatenate([[0], np.cumsum(np.maximum(counts, 0))])
-            for d in redo.tolist():
-                extra = K.encode_one(buf[off[d]:off[d + 1]], self.N, self.H)
-                parts += [ids[starts[prev]:starts[d]], extra]
-                counts[d] = extra.size
-                prev = d + 1
-            parts.append(ids[starts[prev]:])
-            ids = np.concatenate(parts)
-        doc_off = np.zeros(n + 1, np.int64)
-        np.cumsum(counts, out=doc_off[1:])
-        return ids, doc_off
+        from ..kernels.ragged import BatchLayout
+        L = BatchLayout(off, buf.shape[0], numba.get_num_threads())
+        K.encode_batch((buf, off), self.N, self.H, L.bounds, L.workers, (L.out_offsets, L.out, L.counts, L.used))
+        return L.ragged(lambda d: K.encode_one(buf[off[d]:off[d + 1]], self.N, self.H))

@@ -26,7 +26,7 @@ from ..kernels import unigram as kuni
 from ..kernels import unigram_words as kwords
 from ..kernels.bpe import new_pair_filter
 from ..kernels.hashmap import IntMap
-from ..kernels.ragged import batch_chunks, chunk_bounds, gather_chunks
+from ..kernels.ragged import BatchLayout
 from ..kernels.aho_corasick import build_automaton
 from ..kernels.trie import build_trie, labelled_units
 from ..text import pack_utf8, utf8 as _as_bytes
@@ -445,45 +445,25 @@ class SentencePieceModel(Regularization, Decoding, Offsets):
         """``encode_batch_ragged`` of texts already packed (``text.pack_utf8``: ``buf`` their
         UTF-8 bytes end to end, ``offsets`` int64[n + 1]); ``texts`` are the texts themselves."""
         n = len(texts)
-        res_off = np.zeros(n + 1, np.int64)
         if not n:
-            return np.zeros(0, np.int32), res_off
-        out_offsets = np.zeros(n + 1, np.int64)
-        np.cumsum(np.diff(offsets) + 4, out=out_offsets[1:])  # room: 4 ids more than bytes
-        out = np.empty(int(out_offsets[-1]), np.int32)
-        counts = np.empty(n, np.int64)
+            return np.zeros(0, np.int32), np.zeros(1, np.int64)
         F = self._F(add_bos, add_eos)
-        workers = max(1, min(numba.get_num_threads(), n))
-        bounds = chunk_bounds(offsets, batch_chunks(n, buf.shape[0], workers))
-        used = np.empty(bounds.size - 1, np.int64)
+        L = BatchLayout(offsets, buf.shape[0], numba.get_num_threads())
+        workers, bounds, res = L.workers, L.bounds, (L.out_offsets, L.out, L.counts, L.used)
         if self.model_type == "unigram":
             slots = kwords.word_slots(buf.shape[0] // workers) if self.word_score_bound >= 0 else 0
             size = kwords.word_cache_size(slots)
             words = self._take_word_buffer(workers * size)
             try:
-                kuni.encode_batch(buf, offsets, out_offsets, self.N, self.M, F, self.automaton, bounds, workers, out,
-                                  counts, used, words, size, self.word_score_bound)
+                kuni.encode_batch(buf, offsets, res[0], self.N, self.M, F, self.automaton, bounds, workers, res[1],
+                                  res[2], res[3], words, size, self.word_score_bound)
             finally:
                 self._word_buffers.append(words)
         elif self.fast_words:
-            kwbpe.encode_batch_words(buf, offsets, out_offsets, self.N, self.P, F, bounds, workers, out, counts, used)
+            kwbpe.encode_batch_words(buf, offsets, res[0], self.N, self.P, F, bounds, workers, *res[1:])
         else:
-            kbpe.encode_batch(buf, offsets, out_offsets, self.N, self.M, F, bounds, workers, out, counts, used,
-                              self.W)
-        ids = gather_chunks(out, out_offsets, bounds, used)
-        redo = np.flatnonzero(counts < 0)
-        if redo.size:  # documents that outgrew their room (an expanding normalization): one at a time
-            np.cumsum(np.maximum(counts, 0), out=res_off[1:])
-            parts, prev = [], 0
-            for d in redo.tolist():
-                extra = self.encode(texts[d], add_bos, add_eos)
-                parts += [ids[res_off[prev]:res_off[d]], extra]
-                counts[d] = extra.size
-                prev = d + 1
-            parts.append(ids[res_off[prev]:])
-            ids = np.concatenate(parts)
-        np.cumsum(counts, out=res_off[1:])
-        return ids, res_off
+            kbpe.encode_batch(buf, offsets, res[0], self.N, self.M, F, bounds, workers, *res[1:], self.W)
+        return L.ragged(lambda d: self.encode(texts[d], add_bos, add_eos))
 
     def _symbols(self, text, dropout=0.0):
         buf = np.frombuffer(_as_bytes(text), np.uint8)

@@ -249,3 +249,39 @@ def test_killing_a_pool_run_and_rerunning_gives_the_same_files(tmp_path, tok):
     assert len([f for f in os.listdir(out) if f.endswith(".done.json")]) < total
     C.tokenize(src, tok, out, shard_size=20, num_workers=2)
     assert shard_bytes(out) == shard_bytes(clean)
+
+
+@pytest.mark.parametrize("every", [1, 2, 3, 7, 1000])
+@pytest.mark.parametrize("ending", ["\n", ""])
+def test_shards_read_their_own_lines(tmp_path, every, ending):
+    """Each shard reads only its byte range (found in one pass), and the shards' documents,
+    in order, are the file's lines: plain and gzip, empty lines, no trailing newline, text that
+    is not UTF-8, and JSON lines with blank lines between them."""
+    from nbtok.corpus.shards import plan_shards, shard_documents
+    lines = ["", "a", "Привет", "", "日本語 🙂", "x" * 5000, "\udcff raw", "", "last"]
+    raw = ("\n".join(lines) + ending).encode("utf-8", "surrogateescape")
+    (tmp_path / "t.txt").write_bytes(raw)
+    with gzip.open(tmp_path / "t.txt.gz", "wb") as f:
+        f.write(raw)
+    docs = [json.dumps({"text": t}) if t else "  " for t in lines[:-1] if "\udcff" not in t]
+    (tmp_path / "t.jsonl").write_text("\n".join(docs) + ending, encoding="utf-8")
+    want = raw.decode("utf-8", "surrogateescape").split("\n")
+    if ending:
+        want = want[:-1]
+    for name, kind, expect in [("t.txt", "lines", want), ("t.txt.gz", "lines", want),
+                               ("t.jsonl", "jsonl", [t for t in lines[:-1] if t and "\udcff" not in t])]:
+        specs = plan_shards([(str(tmp_path / name), kind)], every, "text")
+        got = [d for s in specs for d in shard_documents(s, "text")]
+        assert got == expect, name
+        assert [s["start"] for s in specs] == list(range(0, len(want if kind == "lines" else docs), every))
+    (tmp_path / "e.txt").write_bytes(b"")
+    assert plan_shards([(str(tmp_path / "e.txt"), "lines")], every, "text") == []
+
+
+def test_bad_json_line_is_named_by_its_line_number(tmp_path):
+    from nbtok.corpus.shards import plan_shards, shard_documents
+    (tmp_path / "t.jsonl").write_text('{"text": "a"}\n{"text": "b"}\n\n{"text": \n', encoding="utf-8")
+    specs = plan_shards([(str(tmp_path / "t.jsonl"), "jsonl")], 2, "text")
+    assert list(shard_documents(specs[0], "text")) == ["a", "b"]
+    with pytest.raises(ValueError, match=r"t\.jsonl:4: not JSON"):
+        list(shard_documents(specs[1], "text"))

@@ -6,7 +6,8 @@ by one shard, and ``num_workers`` processes use ``num_workers`` cores.
 """
 import multiprocessing
 import pickle
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections import deque
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
 _STATE = {}
 
@@ -36,22 +37,38 @@ def _dask_call(fn, spec, opts, blob):
 
 
 def run_local(fn, obj_blob, specs, opts, num_workers):
-    """Yield ``fn(obj, spec, opts)`` for each spec as they finish (any order)."""
-    if num_workers <= 1:  # one worker = one core, as in the pool
-        import numba
-        obj, old = pickle.loads(obj_blob), numba.get_num_threads()
-        numba.set_num_threads(1)
-        try:
-            for s in specs:
-                yield fn(obj, s, opts)
-        finally:
-            numba.set_num_threads(old)
-        return
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(num_workers, mp_context=ctx, initializer=_init_worker, initargs=(obj_blob,)) as ex:
-        futs = [ex.submit(_call, fn, s, opts) for s in specs]
-        for f in as_completed(futs):
-            yield f.result()
+    """Yield ``fn(obj, spec, opts)`` for each spec as they finish (any order).
+
+    ``num_workers`` cores work: this process and ``num_workers - 1`` spawned ones. This process
+    takes shards from the back of the list while the others start (about a second each: Python,
+    Numba and the tokenizer's kernels from the cache) and take them from the front, so the start
+    costs one worker's second, not the run's."""
+    import numba
+    obj, old = pickle.loads(obj_blob), numba.get_num_threads()
+    numba.set_num_threads(1)     # one worker = one core
+    pending = deque(specs)
+    try:
+        if num_workers == 1:
+            while pending:
+                yield fn(obj, pending.popleft(), opts)
+            return
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(num_workers - 1, mp_context=ctx, initializer=_init_worker,
+                                 initargs=(obj_blob,)) as ex:
+            running = set()
+            while pending or running:
+                while pending and len(running) < 2 * (num_workers - 1):
+                    running.add(ex.submit(_call, fn, pending.popleft(), opts))
+                finished = {f for f in running if f.done()}
+                if not finished and not pending:
+                    finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                for f in finished:
+                    running.remove(f)
+                    yield f.result()
+                if pending:
+                    yield fn(obj, pending.pop(), opts)
+    finally:
+        numba.set_num_threads(old)
 
 
 def get_client(client):

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ..formats._atomic import write_atomic
-from .inputs import count_documents, iter_documents
+from .inputs import iter_documents, line_shards, parquet_rows
 from .writers import shard_files, write_shard
 
 MANIFEST = "manifest.json"
@@ -30,26 +30,29 @@ def file_sha256(path):
 
 
 def plan_shards(sources, shard_size, text_field):
-    """``[{"index", "path", "kind", "start", "end"}, ...]`` covering every document once."""
+    """``[{"index", "path", "kind", "start", "end", "span"}, ...]`` covering every document once.
+
+    A shard of a text or JSON lines file is ``shard_size`` lines (``span``: its first line and its
+    byte range, found in one pass, so that each shard reads only its own bytes); of a Parquet
+    file, ``shard_size`` rows; a ``file`` source is one document."""
     specs = []
     for path, kind in sources:
-        n = count_documents(path, kind, text_field)
-        for start in range(0, max(n, 1), shard_size):
-            if n == 0:
-                break
-            specs.append({"index": len(specs), "path": path, "kind": kind, "start": start,
-                          "end": min(n, start + shard_size)})
+        if kind == "parquet":
+            n = parquet_rows(path)
+            ranges = [(s, min(n, s + shard_size), (s, min(n, s + shard_size))) for s in range(0, n, shard_size)]
+        elif kind == "file":
+            ranges = [(0, 1, None)]
+        else:
+            ranges = [(first, end, (first, b0, b1)) for first, end, b0, b1 in line_shards(path, shard_size)]
+        for start, end, span in ranges:
+            specs.append({"index": len(specs), "path": path, "kind": kind, "start": start, "end": end,
+                          "span": span})
     return specs
 
 
 def shard_documents(spec, text_field):
     """The documents of one shard, in order."""
-    start, end = spec["start"], spec["end"]
-    for i, doc in enumerate(iter_documents(spec["path"], spec["kind"], text_field)):
-        if i >= end:
-            break
-        if i >= start:
-            yield doc
+    return iter_documents(spec["path"], spec["kind"], text_field, spec["span"])
 
 
 def batches(docs, batch_bytes):

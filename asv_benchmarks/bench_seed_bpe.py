@@ -11,7 +11,7 @@ sentencepiece is missing). All four algorithms return the same ids as ``sentence
     naive            rescan all pairs after each merge             O(N^2)
     naive_presplit   naive, per whitespace-delimited word          O(sum w^2)
     pq_tree          priority queue + balanced tree of symbols     O(N log N), log-time neighbours
-    pq_linked_list   priority queue + linked list (nbtok.kernels.bpe.bpe_merge, production)
+    pq_linked_list   priority queue + linked list (nbtok.models.bpe.merge.bpe_merge, production)
 
 The timed call is the merge only (symbol ids in, token ids out); the text-to-symbol step
 is identical for all four and done in setup. Numba compilation happens in setup too.

@@ -8,7 +8,7 @@ Models: sentencepiece's test model (Unigram, 1000 pieces) and OpenNMT's WMT en-d
     nested_loop    reference_unigram.py: for each end, for each start (bounded by the
                    longest piece), hash lookup of the substring             (forward pass only)
     trie_forward   nbtok's double-array trie common-prefix search + lattice
-                   (nbtok.kernels.trie + nbtok.kernels.unigram)            (forward pass only)
+                   (nbtok.kernels.trie + nbtok.models.unigram.viterbi)            (forward pass only)
     nbtok_encode   nbtok.Tokenizer.from_sentencepiece(model).encode(text)  (whole encode)
     sentencepiece  SentencePieceProcessor.encode(text)                     (whole encode)
 
@@ -40,10 +40,10 @@ def nbtok_unigram(model_file):
 
 def trie_forward_fn(tok, max_bytes):
     """A callable(normalized utf-8 bytes, uint8 array) -> symbols that runs only nbtok's
-    trie-based forward pass + backtrack (``nbtok.kernels.unigram.viterbi``: double-array trie
+    trie-based forward pass + backtrack (``nbtok.models.unigram.viterbi.viterbi``: double-array trie
     common-prefix walk per start), on scratch arrays allocated once here, or skip."""
     import inspect
-    kuni = common.nbtok_or_skip("nbtok.kernels.unigram", "viterbi")
+    kuni = common.nbtok_or_skip("nbtok.models.unigram.viterbi", "viterbi")
     m = tok.model
     if getattr(m, "model_type", None) != "unigram" or not hasattr(m, "M"):
         common.skip("nbtok's SentencePiece model has no Unigram kernel arguments (model.M)")
@@ -51,7 +51,7 @@ def trie_forward_fn(tok, max_bytes):
     M = tuple(m.M)
     py = getattr(kuni.viterbi, "py_func", kuni.viterbi)
     if len(inspect.signature(py).parameters) != len(M) + 6:
-        common.skip("nbtok.kernels.unigram.viterbi does not take (norm, n, *model.M, 4 scratch arrays)")
+        common.skip("nbtok.models.unigram.viterbi.viterbi does not take (norm, n, *model.M, 4 scratch arrays)")
     best = np.empty(max_bytes + 1, np.float32)
     start_at = np.empty(max_bytes + 1, np.int32)
     node_id = np.empty(max_bytes + 1, np.int32)

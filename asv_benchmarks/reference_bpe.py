@@ -2,11 +2,11 @@
 
 They are deliberately small and separate from the library, but compiled with ``@njit``
 exactly like it, and they use the same merge table (nbtok's ``IntMap``), the same pair
-lookup (``nbtok.kernels.bpe.pair_value``) and the same array heap, so a comparison with
-nbtok's production kernel (``nbtok.kernels.bpe.bpe_merge``: priority queue + linked list)
+lookup (``nbtok.models.bpe.merge.pair_value``) and the same array heap, so a comparison with
+nbtok's production kernel (``nbtok.models.bpe.merge.bpe_merge``: priority queue + linked list)
 is about the algorithm only.
 
-Merge table (see nbtok/kernels/bpe.py): ``key = left_id << 32 | right_id``,
+Merge table (see nbtok/models/bpe/merge.py): ``key = left_id << 32 | right_id``,
 ``value = rank << 32 | merged_id``; the lowest rank merges first, ties go to the leftmost
 pair. All four algorithms therefore produce the same tokens.
 
@@ -32,7 +32,7 @@ import numpy as np
 from numba import njit
 
 from . import _common as common  # noqa: I001  (first: puts the working tree on sys.path if needed)
-from nbtok.kernels.bpe import bpe_merge, new_scratch, pair_value
+from nbtok.models.bpe.merge import bpe_merge, new_scratch, pair_value
 from nbtok.kernels.hashmap import IntMap
 from nbtok.kernels.heap import heap_pop, heap_push, heapify
 

@@ -4,7 +4,7 @@ For each end position, for each start position, look the substring up in a hash 
 the vocabulary (nbtok's ``BytesMap``: FNV-1a over the bytes, then a byte compare) and
 relax ``best[end]``. Starts are bounded by the longest piece, so this is
 O(N * L) lookups each hashing up to L bytes, i.e. O(N * L^2) byte operations, where the
-trie-based common-prefix search (nbtok.kernels.trie + nbtok.kernels.unigram) walks each
+trie-based common-prefix search (nbtok.kernels.trie + nbtok.models.unigram.viterbi) walks each
 start once: O(N * depth).
 
 ``@njit`` like the library, and sentencepiece's exact rules so that the ids are the same

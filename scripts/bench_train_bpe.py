@@ -14,7 +14,7 @@ Same input for everyone: the files of ``corpora/<corpus>/`` (``$NBTOK_SHARED_DAT
 ``../shared/data``), special token ``<|endoftext|>``, the GPT-2 pre-tokenizer regex, vocab size
 counting the 256 bytes and the special token. nbtok streams the files itself. HF and rustbpe
 get an iterator of ~1 MB pieces of each file cut at "safe" newlines (non-space on both sides;
-see ``nbtok.kernels.counting``) and split on the special token, so that every trainer sees
+see ``nbtok.train.counting_kernels``) and split on the special token, so that every trainer sees
 exactly the pre-tokens of the whole files. HF: ``ByteLevel(add_prefix_space=False, use_regex=True)`` pre-tokenizer and
 ``initial_alphabet=ByteLevel.alphabet()``; nbtok runs with ``tie_break="hf"``, so its merges must
 equal HF's (the "= HF" column). rustbpe breaks ties by byte value and cannot be compared merge

@@ -16,7 +16,7 @@ Ll -> Lo). Letters new in 17.0 are rare in real text, so regex.findall and tikto
 the shared corpora; the table still pins both. If tiktoken is installed, this script probes tiktoken too
 (an ``Encoding`` whose pattern is one class and whose ranks are the 256 bytes: tiktoken drops
 unmatched text, so the decoded output is exactly the members of the class) and stores the code
-points where the two engines disagree, so ``nbtok.unicode_classes.load_table("tiktoken")`` can
+points where the two engines disagree, so ``nbtok.pre_tokenizers.unicode_classes.load_table("tiktoken")`` can
 give a table that follows tiktoken exactly. HF ``tokenizers`` (Oniguruma through the onig crate) is
 probed the same way (``load_table("hf")``); it is Unicode 16.0 too, and equal to tiktoken's table.
 

@@ -55,7 +55,7 @@ def corpus_lines(root):
             yield path, line
 
 
-# The classes the byte-level scanners read (nbtok/unicode_classes.py), as regex patterns
+# The classes the byte-level scanners read (nbtok/pre_tokenizers/unicode_classes.py), as regex patterns
 _CLASS_BITS = {1: [r"\p{L}"], 2: [r"\p{N}"], 4: [r"\s"], 8: [r"\p{Lu}", r"\p{Lt}"], 16: [r"\p{Ll}"],
                32: [r"\p{Lm}", r"\p{Lo}", r"\p{M}"], 64: [r"\p{M}"]}
 _disagreeing = None
@@ -72,7 +72,7 @@ def regex_disagreements():
     global _disagreeing
     if _disagreeing is None:
         import regex
-        from nbtok.unicode_classes import load_table
+        from nbtok.pre_tokenizers.unicode_classes import load_table
         cps = np.concatenate([np.arange(0xD800), np.arange(0xE000, 0x110000)]).astype("<u4")
         text = cps.tobytes().decode("utf-32-le")
         probed = np.zeros(0x110000, np.uint8)

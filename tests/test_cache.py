@@ -13,7 +13,7 @@ import pytest
 import nbtok
 from nbtok import arraycache
 from nbtok.formats.tiktoken import save_tiktoken_ranks
-from nbtok.kernels import bytelevel as K
+from nbtok.models.bpe import bytelevel as K
 from nbtok.models import bytelevel as B
 
 from test_bytelevel import SAMPLES, fixture_texts
@@ -49,7 +49,8 @@ def builds(monkeypatch):
 def forbid_builds(monkeypatch):
     """Make every kernel that reads ranks or builds a model's arrays raise."""
     from nbtok import vocab
-    from nbtok.kernels import hashmap, rankfile
+    from nbtok.kernels import hashmap
+    from nbtok.formats import rankfile
 
     def fail(*args, **kwargs):
         raise AssertionError("a build kernel ran")
@@ -312,7 +313,7 @@ def test_doc_scratch_matches_the_kernel(n):
 
 @pytest.mark.parametrize("flavor", ["regex", "tiktoken", "hf"])
 def test_unicode_table_from_the_cache(cache, monkeypatch, flavor):
-    from nbtok import unicode_classes as U
+    from nbtok.pre_tokenizers import unicode_classes as U
     built = U._build_table(flavor)
     for state in ("built", "read", "damaged", "read"):
         if state == "damaged":

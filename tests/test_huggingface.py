@@ -342,7 +342,7 @@ def test_bytelevel_bpe_saved_as_tokenizer_json(tmp_path):
     from reference import gpt2_ranks
     from nbtok.formats.huggingface import save_huggingface
     from nbtok.models.bytelevel import ByteLevelBPE
-    from nbtok.pretokenizer import R50K
+    from nbtok.pre_tokenizers.bytelevel import R50K
     ranks = gpt2_ranks()
     out = tmp_path / "gpt2.json"
     save_huggingface(ByteLevelBPE.from_ranks(ranks, "gpt2", {"<|endoftext|>": 50256}), out)

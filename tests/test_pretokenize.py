@@ -11,9 +11,9 @@ import regex
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from nbtok.pretokenizer import (CL100K, GPT2_ORIGINAL, LLAMA3, NANOCHAT, O200K, PATTERNS, QWEN2, QWEN35, R50K,
-                                Pretokenizer, scanner_config)
-from nbtok.unicode_classes import load_table, versions
+from nbtok.pre_tokenizers.bytelevel import (CL100K, GPT2_ORIGINAL, LLAMA3, NANOCHAT, O200K, PATTERNS, QWEN2, QWEN35,
+                                            R50K, Pretokenizer, scanner_config)
+from nbtok.pre_tokenizers.unicode_classes import load_table, versions
 
 from conftest import corpus_files, regex_agrees
 

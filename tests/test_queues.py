@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import nbtok
-from nbtok.kernels import bpe, heap, runqueue
+from nbtok.models.bpe import merge as bpe
+from nbtok.kernels import heap, runqueue
 
 # an operation is a push (rank, position) or a pop (None)
 ops = st.lists(st.one_of(st.none(), st.tuples(st.integers(0, 40), st.integers(0, 2000))), max_size=400)

@@ -4,7 +4,7 @@ The seed tables (asv_benchmarks/bench_seed_*.py) compare running times only; the
 make sure every variant computes the same thing:
 
 * the three reference BPE merge loops (asv_benchmarks/reference_bpe.py) against
-  ``nbtok.kernels.bpe.bpe_merge``, on random merge tables (always runs) and on a
+  ``nbtok.models.bpe.merge.bpe_merge``, on random merge tables (always runs) and on a
   sentencepiece BPE model trained on tiny Shakespeare (also against ``sentencepiece``);
 * the nested-loop Viterbi (asv_benchmarks/reference_unigram.py) against sentencepiece and
   nbtok's Unigram encoder, on the seed sentences and real text.

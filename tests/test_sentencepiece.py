@@ -229,7 +229,7 @@ WORD_STEP = {"uni_nmt": 1, "bpe_llama": 1, "uni_bf_nfkc": 1, "uni_cf_raw": 0, "u
 
 @pytest.mark.parametrize("name", list(WORD_STEP))
 def test_ascii_word_step(spm_models, name):
-    from nbtok.kernels.normalize import ASCII_WORDS as FLAG
+    from nbtok.normalizers.sentencepiece import ASCII_WORDS as FLAG
     tok, sp = load_pair(spm_models[name])
     assert tok.model.N[6][FLAG] == WORD_STEP[name]
     cases = ascii_word_cases()
@@ -248,7 +248,7 @@ def test_single_character_rules_take_the_fast_path(spm_models):
     """A character whose only charsmap rule is itself (fullwidth punctuation: U+FF0C -> ',') is
     replaced by the normalizer's fast path; one whose rule writes a space (U+3000) or that starts
     longer rules is not."""
-    from nbtok.kernels.normalize import PLAIN_OFF, REPLACED_OFF
+    from nbtok.normalizers.sentencepiece import PLAIN_OFF, REPLACED_OFF
     for name in ("uni_nmt", "uni_bf_nfkc", "uni_cf_raw"):
         tok, sp = load_pair(spm_models[name])
         cls = tok.model.N[6]
@@ -315,7 +315,7 @@ def test_word_cache_replays_a_path_only_where_rounding_cannot_change_it(spm_mode
     rounds both to -60003, and sentencepiece gives the tie to the earlier start: '▁ab'.
     The batch's word cache meets 'ab' in a short document first (and caches '▁a b'), then in
     long ones, where it must not replay that path (the margin is below the rounding bound there)."""
-    from nbtok.kernels import unigram_words as kwords
+    from nbtok.models.unigram import words as kwords
     tok, sp = hand_made_unigram(spm_models, tmp_path / "tie.model", [
         ("▁", -20.0), ("a", -20.0), ("z", -20.0), ("b", -1.5), ("▁a", -1.5), ("▁ab", -3.001),
         ("▁zz", -10.0)])
@@ -435,7 +435,7 @@ def test_corrupt_models_raise_value_error(spm_models, tmp_path):
 
 
 def test_charsmap_validation():
-    from nbtok.kernels.normalize import decode_charsmap
+    from nbtok.normalizers.sentencepiece import decode_charsmap
     with pytest.raises(ValueError):
         decode_charsmap(b"\x01\x00")
     with pytest.raises(ValueError):
@@ -602,7 +602,7 @@ def test_unigram_wide_units(spm_models, name):
 def automaton_symbols(model, text):
     """(symbols of the walk, of the automaton (no word cache) or None where it gives way) for
     one text, on the normalized bytes."""
-    from nbtok.kernels import unigram as kuni
+    from nbtok.models.unigram import viterbi as kuni
     walk, norm = kuni.symbols_one(np.frombuffer(text.encode(), np.uint8), model.N, model.M)
     au, outs, rec = model.automaton
     units, idsc, unk_score, V = model.M
@@ -651,7 +651,7 @@ def test_automaton_gives_way_where_sentencepiece_rebases(spm_models, tmp_path):
 
 def test_automaton_limits(spm_models, tmp_path):
     """A piece of 1024 bytes or more does not fit a record: no automaton, the batch walks."""
-    from nbtok.kernels.aho_corasick import build_automaton
+    from nbtok.models.unigram.automaton import build_automaton
     tok, sp = hand_made_unigram(spm_models, tmp_path / "longpiece.model", [
         ("▁", -5.0), ("a", -5.0), ("b", -5.0), ("▁a", -3.0), ("▁" + "ab" * 600, -1.0)])
     assert tok.model.automaton[0].size == 0
@@ -663,7 +663,7 @@ def test_automaton_limits(spm_models, tmp_path):
 
 
 def test_han_text_takes_the_walk(spm_models):
-    from nbtok.kernels.unigram_words import mostly_han
+    from nbtok.models.unigram.words import mostly_han
     chinese = [x.strip() for x in (FIXTURES / "text" / "udhr_cmn_hans.txt").read_text().splitlines() if x.strip()]
     as_bytes = lambda s: np.frombuffer(("\u2581" + s).encode(), np.uint8)
     assert sum(mostly_han(as_bytes(x), len(as_bytes(x))) for x in chinese) > len(chinese) // 2
@@ -676,7 +676,7 @@ def test_han_text_takes_the_walk(spm_models):
 def test_word_cache_pauses_where_it_does_not_pay():
     """``words_wanted``: a window of words scored (replays - 4 fills) / words, running mean
     below 30% pauses the cache for WORD_PAUSE bytes."""
-    from nbtok.kernels import unigram_words as kwords
+    from nbtok.models.unigram import words as kwords
     w32 = np.zeros(kwords.word_cache_size(1024), np.int32)
     c = w32.size - kwords.WORD_COUNTS
     assert kwords.words_wanted(w32, 100) and not kwords.words_wanted(w32[:0], 100)

@@ -152,8 +152,8 @@ def test_offsets_trained_models_shared_corpora(shared_data, spm_models, name):
 
 # ---------------------------------------------------------------------------------- details / API
 def test_normalizer_alignment_matches_normalizer(spm_models):
-    from nbtok.kernels import normalize as knorm
-    from nbtok.kernels.spm_offsets import normalized_with_alignment
+    from nbtok.normalizers import sentencepiece as knorm
+    from nbtok.normalizers.sentencepiece_offsets import normalized_with_alignment
     for name in CONFIGS:
         tok, _ = load_pair(spm_models[name])
         N = tok.model.N

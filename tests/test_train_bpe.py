@@ -133,7 +133,7 @@ def test_random_corpora_match_reference(docs, extra, tie, specials):
 
 @pytest.mark.parametrize("pattern", [r"\S+|\s+", r"[a-z]+| ?[^a-z]"])
 def test_custom_regex_pattern_uses_regex_fallback(pattern):
-    from nbtok.pretokenizer import Pretokenizer
+    from nbtok.pre_tokenizers.bytelevel import Pretokenizer
     assert Pretokenizer(pattern).cfg is None  # not a scanner family: the regex module path
     docs = [CORPUS_EN.read_text(encoding="utf-8")[:20000], "<|endoftext|>x y<|endoftext|>"]
     for tie in ("greatest_bytes", "hf"):
@@ -145,7 +145,7 @@ def test_custom_regex_pattern_uses_regex_fallback(pattern):
 
 @pytest.mark.parametrize("pattern", ["cl100k", "o200k"])
 def test_other_builtin_patterns_match_reference(pattern):
-    from nbtok.pretokenizer import resolve_pattern
+    from nbtok.pre_tokenizers.bytelevel import resolve_pattern
     docs = [CORPUS_EN.read_text(encoding="utf-8")[:30000] + "\n\tFoo123456 BarBAZ's  x\r\n"]
     ref_vocab, ref_merges = reference_train(docs, 450, (), "greatest_bytes", pattern=resolve_pattern(pattern))
     tok = nbtok.train_bpe(iter(docs), 450, pattern=pattern, progress=False)
@@ -176,7 +176,7 @@ def test_duplicate_bytes_from_two_merge_paths():
 # ---------------------------------------------------------------- 2. input forms and chunked counting
 def _regex_counts(texts, pattern, specials=()):
     import regex
-    from nbtok.pretokenizer import resolve_pattern
+    from nbtok.pre_tokenizers.bytelevel import resolve_pattern
     pat = regex.compile(resolve_pattern(pattern))
     split = regex.compile("|".join(regex.escape(s) for s in sorted(specials, key=len, reverse=True))) if specials else None
     c = Counter()
@@ -192,7 +192,7 @@ TEXT_FILES = sorted((FIXTURES / "text").glob("*.txt")) + [CORPUS_EN]
 @pytest.mark.parametrize("pattern", ["gpt2", "cl100k", "o200k"])
 def test_chunked_counting_equals_whole_text(pattern):
     """Tiny blocks and tasks force many safe cuts; the counts must equal whole-file regex counts."""
-    from nbtok.pretokenizer import Pretokenizer
+    from nbtok.pre_tokenizers.bytelevel import Pretokenizer
     pre = Pretokenizer(pattern)
     for path in TEXT_FILES:
         text = path.read_bytes().decode("utf-8")
@@ -202,7 +202,7 @@ def test_chunked_counting_equals_whole_text(pattern):
 
 
 def test_chunked_counting_with_specials_and_crlf(tmp_path):
-    from nbtok.pretokenizer import Pretokenizer
+    from nbtok.pre_tokenizers.bytelevel import Pretokenizer
     pre = Pretokenizer("gpt2")
     text = ("Hello world.\r\nIt's 2024!  \n\n  yes<|endoftext|>next doc\n/path\n" * 300) + "tail  "
     p = tmp_path / "t.txt"

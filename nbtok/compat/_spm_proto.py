@@ -7,12 +7,12 @@ What goes into a ``SentencePieceText`` follows sentencepiece's C++ (``sentencepi
 * encode (``PopulateSentencePieceText``): ``text`` is the input; each piece covers normalized
   bytes ``[p, q)``, so the input bytes ``[norm_to_orig[p], norm_to_orig[q])`` (``begin`` /
   ``end``, byte offsets) whose text is its ``surface``. The normalizer with ``norm_to_orig`` is
-  the one of nbtok's offsets (``kernels.spm_offsets.normalize_aligned``), the segmentation is
-  the model's symbols (``kernels.unigram`` / ``kernels.spm_bpe``). An unknown character's piece
+  the one of nbtok's offsets (``normalizers.sentencepiece_offsets.normalize_aligned``), the segmentation is
+  the model's symbols (``models.unigram.viterbi`` / ``models.bpe.sentencepiece``). An unknown character's piece
   is its normalized text, and a run of them is one piece; with byte fallback it is one
   ``<0xXX>`` piece a byte, the last holding the surface and span, the others no surface and
   the empty span at the character's start. n-best results come from sentencepiece's A* search
-  replayed (``kernels.spm_nbest``), in its order with its float32 ``score`` (0 for
+  replayed (``models.unigram.nbest``), in its order with its float32 ``score`` (0 for
   ``nbest_size <= 1``, where sentencepiece encodes).
 * decode (``Decode``): ``text`` is the decoded text; each piece's ``surface`` is what it
   printed, ``begin`` / ``end`` its place in the text before the denormalizer (which rewrites
@@ -60,7 +60,7 @@ def _as_bytes(text):
 # ------------------------------------------------------------------ segmentations
 def _aligned(m, data):
     """(normalized bytes as an array, norm_to_orig list) of ``data``."""
-    from ..kernels.spm_offsets import normalized_with_alignment
+    from ..normalizers.sentencepiece_offsets import normalized_with_alignment
     norm, n2o = normalized_with_alignment(np.frombuffer(data, np.uint8), m.N)
     return norm, n2o.tolist()
 
@@ -76,8 +76,8 @@ def _viterbi(m, data, dropout=0.0):
 
 def _nbest_syms(m, norm, k):
     """[(symbols, float32 score)] of the k (>= 2) best segmentations of ``norm`` (not empty) as
-    sentencepiece's ``Model::NBestEncode`` returns them (``kernels.spm_nbest``: its A* search)."""
-    from ..kernels.spm_nbest import astar_nbest
+    sentencepiece's ``Model::NBestEncode`` returns them (``models.unigram.nbest``: its A* search)."""
+    from ..models.unigram.nbest import astar_nbest
     if m.model_type != "unigram":
         raise ValueError("NBestEncode is not available for the current model (BPE): n-best needs a Unigram model")
     lat, idsc, unk_score, V = m.ML
@@ -93,8 +93,8 @@ def _check_nbest_size(nbest_size):
 def encode_pieces(m, text, sample=False, alpha=0.1, nbest_size=-1):
     """(input bytes, pieces) of ``text`` as sentencepiece's ``Encode`` (``sample``:
     ``SampleEncode``); a piece is ``[piece, id, surface or None, begin, end]``."""
-    from ..kernels import spm_offsets as koff
-    from ..kernels import sampling as ksample
+    from ..normalizers import sentencepiece_offsets as koff
+    from ..models.unigram import sampling as ksample
     data = _as_bytes(text)
     if not sample:
         return data, _populate(m, data, *_viterbi(m, data))
@@ -188,7 +188,7 @@ def _populate(m, data, norm, n2o, syms):
 # ------------------------------------------------------------------ decoding
 def decode_pieces(m, items):
     """(text bytes, pieces) of sentencepiece's ``Decode`` of ids or piece strings."""
-    from ..kernels.normalize import utf8_char_len
+    from ..normalizers.sentencepiece import utf8_char_len
     kinds = m.vocab.kinds
     entries = []
     for x in items:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..pretokenizer import PATTERNS
+from ..pre_tokenizers.bytelevel import PATTERNS
 from ..tokenizer import Tokenizer
 
 __all__ = ["Encoding", "get_encoding", "encoding_for_model", "encoding_name_for_model", "list_encoding_names"]
@@ -159,7 +159,7 @@ class Encoding:
     def _encode_single_piece(self, text_or_bytes):
         """BPE over the bytes as one piece: a mergeable token whole, else the merges (special
         tokens never)."""
-        from ..kernels import bytelevel as K
+        from ..models.bpe import bytelevel as K
         from ..vocab import NORMAL
         data = text_or_bytes.encode("utf-8") if isinstance(text_or_bytes, str) else bytes(text_or_bytes)
         if not data:

@@ -96,7 +96,7 @@ def _merge(a, b):
 
 def count_shard(config, spec, opts):
     """The pre-token counts of one shard."""
-    from ..pretokenizer import Pretokenizer
+    from ..pre_tokenizers.bytelevel import Pretokenizer
     from ..train.counting import PretokenCounter
     counter = PretokenCounter(Pretokenizer(config["pattern"]), config["special_tokens"])
     counter.add_texts(shard_documents(spec, opts["text_field"]))

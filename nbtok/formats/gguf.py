@@ -357,7 +357,7 @@ def _pre_tokenizers():
     patterns are the ones of each model's tokenizer.json (where llama.cpp spells a
     case-insensitive group ``'[sS]|...``, the tokenizer.json's ``(?i:...)`` is used); the pre
     types and their groups follow llama.cpp's ``llama-vocab.cpp``."""
-    from ..pretokenizer import DEEPSEEK_V3, LLAMA3, O200K, QWEN2, QWEN35  # the tokenizer.json spellings
+    from ..pre_tokenizers.bytelevel import DEEPSEEK_V3, LLAMA3, O200K, QWEN2, QWEN35  # the tokenizer.json spellings
     gpt2 = ((), True, False)
     digits_gpt2 = ((r"\p{N}",), True, False)
     llama3 = ((LLAMA3,), False, True)

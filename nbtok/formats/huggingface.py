@@ -142,7 +142,7 @@ def write_json(cfg, path):
 
 
 def _bytelevel_json(model):
-    from ..pretokenizer import GPT2_ORIGINAL, R50K
+    from ..pre_tokenizers.bytelevel import GPT2_ORIGINAL, R50K
     from .gpt2 import bytes_to_token
     from ..vocab import NORMAL
     kinds = model.vocab.kinds

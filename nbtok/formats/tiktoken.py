@@ -61,7 +61,7 @@ def read_tiktoken(path, data=None):
     ranks tiktoken accepts are read (arrays sized by the file); a model refuses ranks too sparse
     for its dense vocabulary (``vocab.check_dense_ids``).
     ``data``: the file's bytes (``read_file``), if already read."""
-    from ..kernels import rankfile as rf  # (not imported when the array cache has the arrays)
+    from . import rankfile as rf  # (not imported when the array cache has the arrays)
     data = _decompress(read_file(path) if data is None else data, path)
     if data.startswith(b"= ") or b"\n= " in data:
         # Whisper's files write an empty token as "=": tiktoken loads it, no text encodes to it;

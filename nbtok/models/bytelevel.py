@@ -2,7 +2,7 @@
 
 Arrays: the vocabulary (``Vocab``), ``byte_ids`` (id of each single byte) and the merge
 table ``left << 32 | right -> rank << 32 | merged`` (``IntMap``), plus the pre-tokenizer's
-class table and config. Encoding is ``kernels/bytelevel.py``.
+class table and config. Encoding is ``models/bpe/bytelevel.py``.
 
 A rank file's arrays (``ByteLevelBPE.tables``) are kept in the array cache
 (``nbtok/arraycache.py``): a later process reads them instead of running the build kernels.
@@ -16,12 +16,12 @@ import numpy as np
 
 from .. import arraycache
 from ..formats.gpt2 import alphabet_bytes, bytes_to_token
-from ..kernels import bytelevel as K
-from ..kernels.bpe import LONG_PIECE, PAIR_CACHE_SLOTS
+from .bpe import bytelevel as K
+from .bpe.merge import LONG_PIECE, PAIR_CACHE_SLOTS
 from ..kernels.hashmap import BytesMap, IntMap
 from ..kernels.ragged import batch_chunks, compact_ragged
 from ..kernels.runqueue import OPEN_SLOTS
-from ..pretokenizer import Pretokenizer
+from ..pre_tokenizers.bytelevel import Pretokenizer
 from ..text import pack_utf8, utf8, utf8_array
 from ..vocab import CONTROL, NORMAL, UNUSED, Vocab, gather_piece_bytes
 from .bytelevel_tables import build_vocab, byte_ids_of, byte_pairs, check_table_ids, merges_from_table, token_arrays
@@ -439,12 +439,12 @@ class ByteLevelBPE:
 
 
 def _new_doc_scratch(cap):
-    """``kernels.bytelevel.new_doc_scratch`` in NumPy: the same arrays, of the same numba types
+    """``models.bpe.bytelevel.new_doc_scratch`` in NumPy: the same arrays, of the same numba types
     (so the same compiled ``encode_doc``), without loading a kernel to allocate them
     (tests/test_cache.py compares the two)."""
     cap = max(cap, 1)
     heap = np.empty(3 * cap + 1, np.int64)
-    pair_cache = np.empty((PAIR_CACHE_SLOTS, 2), np.int64)  # kernels.bpe.new_pair_cache
+    pair_cache = np.empty((PAIR_CACHE_SLOTS, 2), np.int64)  # models.bpe.merge.new_pair_cache
     pair_cache[:, 0] = -1
     keys = heap if cap >= LONG_PIECE else heap[:1]  # kernels.runqueue.runqueue_over
     opened = np.empty((OPEN_SLOTS, 2), np.int64)
@@ -452,7 +452,7 @@ def _new_doc_scratch(cap):
     queue = (keys, np.empty(keys.shape[0], np.int32), np.empty(keys.shape[0], np.int64), opened, np.zeros(2, np.int64))
     piece = (heap, np.empty(cap + 1, np.int32), np.empty(cap + 1, np.int32), np.empty(cap + 1, np.int64),
              pair_cache, queue)
-    slots = K.CACHE_SLOTS  # kernels.bytelevel.cache_slots_for
+    slots = K.CACHE_SLOTS  # models.bpe.bytelevel.cache_slots_for
     while slots < 32768 and slots * 256 < cap:
         slots *= 2
     return (np.empty(cap, np.int32), np.empty(cap, np.int64), np.empty(cap, np.int32), piece,
@@ -469,7 +469,7 @@ TABLE_TYPES = {name: (tuple(map(np.dtype, dtypes.split())), ndim) for name, dtyp
     ("token_filter", "u8", 1))}
 # the code that builds and reads the cached tables: an edit to any of them makes the cache stale
 CACHE_SOURCES = ("arraycache.py", "models/bytelevel.py", "vocab.py", "formats/tiktoken.py",
-                 "kernels/rankfile.py", "kernels/hashmap.py", "kernels/bytelevel.py", "kernels/bpe.py")
+                 "formats/rankfile.py", "kernels/hashmap.py", "models/bpe/bytelevel.py", "models/bpe/merge.py")
 
 BUNDLED = {"gpt2": ("gpt2.tiktoken.gz", "gpt2", {"<|endoftext|>": 50256})}
 

@@ -3,7 +3,7 @@ from a merge table, and the checks a rank file's or a cache's tables must pass b
 reads them."""
 import numpy as np
 
-from ..kernels import bytelevel as K
+from .bpe import bytelevel as K
 from ..vocab import CONTROL, NORMAL, UNUSED, Vocab, check_dense_ids
 
 
@@ -68,7 +68,7 @@ def build_vocab(piece_bytes, piece_offsets, ids, special_tokens, where="vocabula
     sp_offsets = np.cumsum([0] + [len(b) for b in sp], dtype=np.int64)
     all_bytes = np.concatenate([piece_bytes, np.frombuffer(b"".join(sp), np.uint8)])
     all_offsets = np.concatenate([piece_offsets, piece_offsets[-1] + sp_offsets[1:]])
-    from ..kernels.rankfile import pieces_by_id
+    from ..formats.rankfile import pieces_by_id
     vocab_bytes, vocab_offsets = pieces_by_id(all_bytes, all_offsets, all_ids, n)
     kinds = np.full(n, UNUSED, np.int8)
     kinds[ids] = NORMAL
@@ -107,7 +107,7 @@ def check_table_ids(tables, n):
 
 
 def byte_pairs(vocab, byte_ids, merge_map):
-    """``(pair_codes, pair_values)`` of ``kernels.bytelevel.byte_pair_table``: uint16 codes
+    """``(pair_codes, pair_values)`` of ``models.bpe.bytelevel.byte_pair_table``: uint16 codes
     (128 KB, stays in L2) unless more than 65534 byte pairs merge."""
     codes = np.empty(65536, np.int32)
     values = K.byte_pair_table(vocab.piece_bytes, vocab.piece_offsets, byte_ids, merge_map.keys,

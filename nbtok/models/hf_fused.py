@@ -7,7 +7,7 @@ that nbtok already runs as one fused kernel pass, whatever file they came from:
 * **byte-level BPE** (GPT-2, RoBERTa, Llama 3, Qwen2, OLMo, Claude, ...): normalizer none or a
   Unicode normal form; pre-tokenizer ``ByteLevel`` with its regex, or a ``Split`` by a pattern
   nbtok's scanner knows followed by ``ByteLevel(use_regex=false)``; ``BPE`` without dropout,
-  subword prefix or suffix. This is ``ByteLevelBPE`` (``kernels/bytelevel.py``) with the added
+  subword prefix or suffix. This is ``ByteLevelBPE`` (``models/bpe/bytelevel.py``) with the added
   tokens as its special tokens (both are found leftmost-longest before pre-tokenizing) and HF's
   Unicode tables.
 
@@ -23,7 +23,7 @@ import unicodedata
 
 import numpy as np
 
-from ..pipeline.post_processors import whitespace_ends
+from ..post_processors.components import whitespace_ends
 
 _NORMAL_FORMS = ("NFC", "NFKC", "NFD", "NFKD")
 
@@ -52,8 +52,8 @@ def _normal_form(cfg):
 
 def _bytelevel_pattern(cfg):
     """The regex of a byte-level pre-tokenizer nbtok's scanner runs, or None."""
-    from ..pretokenizer import scanner_config
-    from ..pipeline.pre_tokenizers import GPT2_HF
+    from ..pre_tokenizers.bytelevel import scanner_config
+    from ..pre_tokenizers.components import GPT2_HF
     if not isinstance(cfg, dict):
         return None
     items = cfg.get("pretokenizers") if cfg.get("type") == "Sequence" else [cfg]
@@ -80,7 +80,7 @@ def _bytelevel_pattern(cfg):
 
 
 def _bytelevel(hf):
-    from ..pretokenizer import Pretokenizer
+    from ..pre_tokenizers.bytelevel import Pretokenizer
     from .bytelevel import ByteLevelBPE
     cfg = hf.config
     form = _normal_form(cfg.get("normalizer"))
@@ -121,7 +121,7 @@ def _merges_reach_every_token(model, added):
     kernel may look it up directly, as tiktoken does. One kernel pass over the vocabulary's
     bytes. Added tokens that the pre-tokenizer splits (``<|endoftext|>``) are never a pre-token
     and need not pass."""
-    from ..kernels import bytelevel as K
+    from .bpe import bytelevel as K
     from ..vocab import NORMAL
     v = model.vocab
     kinds = v.kinds.copy()
@@ -155,7 +155,7 @@ class FusedByteLevel:
         self._lead, self._trail = np.full(n, -1, np.int64), np.full(n, -1, np.int64)
         self._ambiguous = np.zeros(n, np.bool_)
         for text, i in added.items():
-            lead, trail = whitespace_ends(text, byte_space=False)   # as kernels.hf_text.added_split
+            lead, trail = whitespace_ends(text, byte_space=False)   # as pipeline.unit_kernels.added_split
             trail = 0 if lead == len(text) else trail
             self._lead[i], self._trail[i] = lead, trail
             if i < len(hf.model_tokens) and hf.post.trim and (hf._lead[i], hf._trail[i]) != (lead, trail):

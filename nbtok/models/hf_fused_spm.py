@@ -7,7 +7,7 @@ with ``byte_fallback``, no dropout, subword prefix or suffix. HF runs BPE over t
 one word: characters in the vocabulary are symbols, any other character is its ``<0xXX>``
 bytes, and adjacent symbols merge by their rank in ``merges``, the lowest first and the
 leftmost on a tie. SentencePiece BPE is the same loop with the rank of a pair taken from the
-score of its result (``kernels.spm_bpe``); given the file's merge ranks instead
+score of its result (``models.bpe.sentencepiece``); given the file's merge ranks instead
 (``SentencePieceModel(proto, merges=...)``) it computes exactly HF's merges. The normalizer is
 SentencePiece's with no charsmap, ``escape_whitespaces`` on, ``remove_extra_whitespaces`` off
 and ``add_dummy_prefix`` as the ``Prepend`` (HF prepends only to a non-empty text, as
@@ -22,7 +22,7 @@ charsmap (``Precompiled``) and then either ``WhitespaceSplit`` + ``Metaspace``, 
 ``Replace(" {2,}", "▁")`` + ``Metaspace``, both splitting before each ``▁``: on the texts below
 that is SentencePiece's normalizer with ``add_dummy_prefix``, ``remove_extra_whitespaces`` and
 ``escape_whitespaces``, cut before each ``▁``. HF's Unigram then runs word by word in f64
-(``kernels.hf_unigram``, with a word cache), not SentencePiece's float32 lattice over the whole
+(``models.unigram.huggingface``, with a word cache), not SentencePiece's float32 lattice over the whole
 text, whose rounding differs on near-ties. The two normalizations differ where HF's
 ``Precompiled`` looks up a grapheme cluster whole and SentencePiece matches the longest rule
 (a text holding a character that continues a multi-character rule), where a character maps to
@@ -30,18 +30,18 @@ whitespace other than U+0020 (HF's splits and ``Strip`` take all Unicode whitesp
 text holds ``▁`` or a character mapped to it, where a grapheme cluster of several characters
 starts with one that a rule starts with (HF replaces the whole cluster by the shortest rule
 that is a prefix of it), and, after ``Strip``, where the first character maps to nothing: such
-texts are flagged from the charsmap's own rules (``kernels.charsmap``).
+texts are flagged from the charsmap's own rules (``normalizers.charsmap``).
 
 Texts that hold an added token or the unknown token's text, or a character the charsmap maps to
 text holding a character of a ``normalized`` added token, run stage by stage: HF cuts added
 tokens out before normalizing (the normalized ones after), and SentencePiece does not know
-them. Checking a text costs one pass of ``kernels.charsmap.flagged_rows`` over the batch's
+them. Checking a text costs one pass of ``normalizers.charsmap.flagged_rows`` over the batch's
 bytes. Offsets run stage by stage (only ids are fused).
 """
 import numpy as np
 
 from .._jit import EntryPoints, thread_limit
-from ..kernels.charsmap import flagged_rows
+from ..normalizers.charsmap import flagged_rows
 from ..text import pack_utf8, utf8
 
 SPACE = "\u2581"
@@ -167,7 +167,7 @@ def fuse_sentencepiece_bpe(hf):
             return None
     elif pre is not None and prefix:
         # HF's Metaspace prepends "▁" only to a text that does not start with one (or a space)
-        from ..kernels.charsmap import AT_START
+        from ..normalizers.charsmap import AT_START
         flags = np.zeros(0x110000, np.uint8)
         flags[[0x20, 0x2581]] = AT_START
     else:
@@ -201,10 +201,10 @@ def _unigram_shape(normalizer, pre):
 
 
 def _charsmap_flags(units, pool, normalized_contents, strips):
-    """The ``flags`` of ``kernels.charsmap.flagged_rows`` for a Unigram file whose charsmap is
+    """The ``flags`` of ``normalizers.charsmap.flagged_rows`` for a Unigram file whose charsmap is
     ``units`` / ``pool`` (module docstring), or None when the charsmap cannot be read back (then
     the file runs stage by stage)."""
-    from ..kernels import charsmap as K
+    from ..normalizers import charsmap as K
     from ..pipeline.unicode import grapheme_joiners
     value, role, ok = K.charsmap_chars(units)
     if not ok:
@@ -268,13 +268,13 @@ def fuse_sentencepiece_unigram(hf):
 
 
 def _automaton(hf, pool):
-    """The Aho-Corasick automaton of the Unigram trie (``kernels.hf_unigram.best_path_automaton``),
+    """The Aho-Corasick automaton of the Unigram trie (``models.unigram.huggingface.best_path_automaton``),
     or empty arrays where it cannot serve (pieces or charsmap not valid UTF-8, a limit of
-    ``kernels.aho_corasick``): then each word takes the trie walk."""
-    from ..kernels.aho_corasick import build_automaton
+    ``models.unigram.automaton``): then each word takes the trie walk."""
+    from .unigram.automaton import build_automaton
     from ..kernels.trie import labelled_units
-    from ..kernels.unigram import pack_lattice_trie
-    from ..kernels.unigram_words import lattice_utf8_ok
+    from .unigram.viterbi import pack_lattice_trie
+    from .unigram.words import lattice_utf8_ok
     none = (np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32))
     bc, value = hf._G[0], hf._G[1]
     mv = hf.model_vocab
@@ -289,7 +289,7 @@ def _automaton(hf, pool):
 
 class FusedSentencePiece:
     """A SentencePiece-shaped tokenizer.json on ``SentencePieceModel``'s kernels, for the texts
-    where the two compute the same (``flags`` / ``strings``: see ``kernels.charsmap.flagged_rows``;
+    where the two compute the same (``flags`` / ``strings``: see ``normalizers.charsmap.flagged_rows``;
     a flagged text runs stage by stage)."""
 
     def __init__(self, model, flags, strings, string_offsets):
@@ -332,7 +332,7 @@ class FusedSentencePiece:
 
 
 class FusedUnigram(FusedSentencePiece):
-    """A SentencePiece-style Unigram tokenizer.json on ``kernels.hf_unigram`` (module docstring)."""
+    """A SentencePiece-style Unigram tokenizer.json on ``models.unigram.huggingface`` (module docstring)."""
 
     def __init__(self, N, H, flags, strings, string_offsets):
         self.N, self.H = N, H
@@ -340,13 +340,13 @@ class FusedUnigram(FusedSentencePiece):
         self._eps = EntryPoints()
 
     def _encode_one(self, text, buf):
-        from ..kernels import hf_unigram as K
+        from .unigram import huggingface as K
         return self._eps.call(K.encode_one, buf, self.N, self.H)
 
     def _encode_packed(self, buf, off, texts):
         """``(ids, doc_offsets)``: one parallel kernel call, as ``SentencePieceModel.encode_packed``."""
         import numba
-        from ..kernels import hf_unigram as K
+        from .unigram import huggingface as K
         from ..kernels.ragged import BatchLayout
         L = BatchLayout(off, buf.shape[0], numba.get_num_threads())
         K.encode_batch((buf, off), self.N, self.H, L.bounds, L.workers, (L.out_offsets, L.out, L.counts, L.used))

@@ -2,9 +2,9 @@
 
 It composes the stages of ``nbtok.pipeline`` (one module each: ``normalizers``,
 ``pre_tokenizers``, ``post_processors``, ``decoders``; added tokens and the file's lengths) around
-the model step (BPE / Unigram / WordPiece / WordLevel kernels in ``kernels.hf_models`` and
-``kernels.wordpiece``). A batch goes through the stages as flat arrays (``pipeline.units.Batch``;
-kernels in ``kernels.hf_text``): added tokens (leftmost-longest, raw then normalized),
+the model step (BPE / Unigram / WordPiece / WordLevel kernels in ``models.text_units`` and
+``models.wordpiece``). A batch goes through the stages as flat arrays (``pipeline.units.Batch``;
+kernels in ``pipeline.unit_kernels``): added tokens (leftmost-longest, raw then normalized),
 normalizers, pre-tokenizers, the model, then the post-processor. Character offsets into the
 original text are carried by per-char alignments exactly as HF's ``NormalizedString`` does.
 A file whose stages are one of nbtok's fused models runs that model instead (``hf_fused``).
@@ -19,17 +19,17 @@ import json
 import numpy as np
 
 from ..formats.huggingface import serde_f64
-from ..kernels import hf_models as KM
-from ..kernels import hf_text as K
-from ..kernels import wordpiece as KW
+from . import text_units as KM
+from ..pipeline import unit_kernels as K
+from . import wordpiece as KW
 from ..kernels.hashmap import IntMap
 from ..kernels.trie import build_trie
 from ..pipeline.added_tokens import added_token_trie, resolve_ids
-from ..pipeline.decoders import build_decoder
+from ..decoders.components import build_decoder
 from ..pipeline.lengths import file_lengths, merge_ragged, padding_params, truncation_params
-from ..pipeline.normalizers import build_normalizer
-from ..pipeline.post_processors import Post, trim_tables
-from ..pipeline.pre_tokenizers import build_pre_tokenizer
+from ..normalizers.components import build_normalizer
+from ..post_processors.components import Post, trim_tables
+from ..pre_tokenizers.components import build_pre_tokenizer
 from ..pipeline.unicode import hf_class_table
 from ..pipeline.units import Batch, int_id, run_chunks, utf32
 from ..vocab import CONTROL, NORMAL, UNUSED, Vocab, check_dense_ids

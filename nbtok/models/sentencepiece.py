@@ -3,8 +3,8 @@
 Pipeline per document (one kernel call, or one ``prange`` call per batch):
 UTF-8 bytes -> normalizer (model charsmap + whitespace rules) -> Unigram Viterbi or
 SentencePiece BPE merges -> byte fallback / unk merging -> ids. See the kernels:
-``kernels.normalize``, ``kernels.trie``, ``kernels.unigram``, ``kernels.spm_bpe`` (which runs
-``kernels.bpe.bpe_merge``).
+``normalizers.sentencepiece``, ``kernels.trie``, ``models.unigram.viterbi``, ``models.bpe.sentencepiece`` (which runs
+``models.bpe.merge.bpe_merge``).
 
 Which pieces do what (as ``ModelInterface::InitializePieces``): NORMAL, USER_DEFINED and
 UNUSED pieces are matchable (the vocabulary trie); CONTROL, UNKNOWN and BYTE pieces are
@@ -17,17 +17,17 @@ from .._jit import EntryPoints, thread_limit
 from ..formats.sentencepiece_model import (BPE, BYTE, CONTROL, NORMAL, UNIGRAM, UNKNOWN, UNUSED,
                                            USER_DEFINED, ModelProtoData, read_model_file, read_model_proto,
                                            write_model_proto)
-from ..kernels import charsmap as kcmap
-from ..kernels import normalize as knorm
-from ..kernels import spm_bpe as kbpe
-from ..kernels import spm_bpe_words as kwbpe
-from ..kernels import symbols as ksym
-from ..kernels import unigram as kuni
-from ..kernels import unigram_words as kwords
-from ..kernels.bpe import new_pair_filter
+from ..normalizers import charsmap as kcmap
+from ..normalizers import sentencepiece as knorm
+from .bpe import sentencepiece as kbpe
+from .bpe import sentencepiece_words as kwbpe
+from . import symbols as ksym
+from .unigram import viterbi as kuni
+from .unigram import words as kwords
+from .bpe.merge import new_pair_filter
 from ..kernels.hashmap import IntMap
 from ..kernels.ragged import BatchLayout
-from ..kernels.aho_corasick import build_automaton
+from .unigram.automaton import build_automaton
 from ..kernels.trie import build_trie, labelled_units
 from ..text import pack_utf8, utf8 as _as_bytes
 from ..vocab import Vocab
@@ -59,7 +59,7 @@ _INTO_MAX = 4096  # longest text (UTF-8 bytes) given an output array of len + 4 
 
 
 def normalizer_arrays(spec, ws_suffix=False, ud_trie=None):
-    """The normalizer tuple ``N`` the kernels take (``kernels.normalize.normalize_into``) for a
+    """The normalizer tuple ``N`` the kernels take (``normalizers.sentencepiece.normalize_into``) for a
     ``NormalizerSpec`` dict: its charsmap's trie and pool, the byte filter and classes, the
     user-defined symbols' trie (``ud_trie``, none by default) and the flags."""
     units, pool = knorm.decode_charsmap(spec["precompiled_charsmap"])
@@ -215,11 +215,11 @@ class SentencePieceModel(Regularization, Decoding, Offsets):
             lbc, lvalue = self.trie
         units = labelled_units(lbc, lvalue, wide)
         self._lattice_bc, self._lattice_value, self._ML = lbc, lvalue, None
-        # the automaton's records and the word cache need valid UTF-8 (``kernels.unigram_words.lattice_utf8_ok``)
+        # the automaton's records and the word cache need valid UTF-8 (``models.unigram.words.lattice_utf8_ok``)
         self._lattice_utf8 = bool(kwords.lattice_utf8_ok(self.proto.piece_bytes, self.proto.piece_offsets, lat,
                                                        self.N[1]))
         # the Viterbi's word cache: the largest |score| of a lattice edge, or -1 if words cannot
-        # be cached (``kernels.unigram_words.word_cache_ok``; node numbers fit the cached paths)
+        # be cached (``models.unigram.words.word_cache_ok``; node numbers fit the cached paths)
         self.word_score_bound = -1.0
         if units.shape[0] < (1 << 25) and self._lattice_utf8 and kwords.word_cache_ok(
                 self.proto.piece_bytes, self.proto.piece_offsets, lat):
@@ -228,7 +228,7 @@ class SentencePieceModel(Regularization, Decoding, Offsets):
 
     @property
     def automaton(self):
-        """Unigram: the lattice's Aho-Corasick automaton (``kernels.aho_corasick``), built on the
+        """Unigram: the lattice's Aho-Corasick automaton (``models.unigram.automaton``), built on the
         first batch; empty arrays where it cannot serve (the pieces or the charsmap's pool are
         not valid UTF-8, or a limit of the module doc fails): the batch Viterbi then walks."""
         if self._automaton is None:

@@ -1,10 +1,10 @@
 """Decoding on ``SentencePieceModel``: ids and pieces back to text as sentencepiece's
 ``Decode`` / ``DecodePieces`` (byte pieces joined, the unknown surface, the denormalizer, the
-leading space dropped; kernels: ``kernels.spm_decode``)."""
+leading space dropped; kernels: ``decoders.sentencepiece``)."""
 import numpy as np
 
-from ..kernels import normalize as knorm
-from ..kernels import spm_decode as kdec
+from ..normalizers import sentencepiece as knorm
+from ..decoders import sentencepiece as kdec
 
 
 class Decoding:

@@ -1,5 +1,5 @@
 """Offsets on ``SentencePieceModel``: each token's character span in its text, as sentencepiece's
-``SentencePieceText`` ``begin`` / ``end`` (kernels: ``kernels.spm_offsets``, the normalizer with
+``SentencePieceText`` ``begin`` / ``end`` (kernels: ``normalizers.sentencepiece_offsets``, the normalizer with
 its alignment)."""
 import numba
 import numpy as np
@@ -13,9 +13,9 @@ class Offsets:
     def encode_batch_offsets(self, texts, add_bos=False, add_eos=False, num_threads=None, **opts):
         """``(ids int32[total], offsets int64[n+1], starts int64[total], ends int64[total])``:
         the ids of ``encode_batch_ragged`` and, per token, its character span in its text, as
-        sentencepiece's ``SentencePieceText`` ``begin`` / ``end`` (see ``kernels.spm_offsets``
+        sentencepiece's ``SentencePieceText`` ``begin`` / ``end`` (see ``normalizers.sentencepiece_offsets``
         for the two deliberate differences). One parallel kernel call over the flat batch."""
-        from ..kernels import spm_offsets as koff
+        from ..normalizers import sentencepiece_offsets as koff
         self._check_opts(opts)
         if num_threads is not None:
             with thread_limit(num_threads):

@@ -1,11 +1,11 @@
 """Subword regularization on ``SentencePieceModel``: sampling (Unigram forward-filtering
 backward-sampling or over the n best, BPE-dropout), n-best and the segmentation entropy, as
 sentencepiece's ``SampleEncode``, ``NBestEncode`` and ``CalculateEntropy`` compute them
-(kernels: ``kernels.sampling``, ``kernels.spm_nbest``, ``kernels.spm_bpe``)."""
+(kernels: ``models.unigram.sampling``, ``models.unigram.nbest``, ``models.bpe.sentencepiece``)."""
 import numpy as np
 
-from ..kernels import sampling as ksample
-from ..kernels import spm_bpe as kbpe
+from .unigram import sampling as ksample
+from .bpe import sentencepiece as kbpe
 from ..text import pack_utf8, utf8 as _as_bytes
 
 
@@ -71,7 +71,7 @@ class Regularization:
 
     def calculate_entropy(self, text, alpha):
         """Entropy of ``p ~ exp(alpha * score)`` over the segmentations of ``text`` (Unigram;
-        ``kernels.sampling.lattice_entropy``)."""
+        ``models.unigram.sampling.lattice_entropy``)."""
         if self.model_type != "unigram":
             raise NotImplementedError("calculate_entropy needs a Unigram model (sentencepiece computes "
                                       "it only for Unigram)")
@@ -81,7 +81,7 @@ class Regularization:
     def nbest_encode(self, text, n, add_bos=False, add_eos=False):
         """The ``n`` best segmentations (Unigram), as a list of int32 arrays, in the order
         sentencepiece's ``NBestEncode`` returns them: its A* search is replayed step for step
-        (``kernels.spm_nbest``), ties and float32 rounding included. ``n = 1`` is ``encode``
+        (``models.unigram.nbest``), ties and float32 rounding included. ``n = 1`` is ``encode``
         (sentencepiece's ``NBestEncode`` with nbest_size 1 encodes)."""
         if self.model_type != "unigram":
             raise ValueError("nbest_encode needs a Unigram model")
@@ -96,7 +96,7 @@ class Regularization:
     def _sample_nbest(self, text, alpha, nbest_size, add_bos, add_eos):
         """sentencepiece ``SampleEncode`` with nbest_size > 1: the nbest_size best segmentations,
         one drawn with probability exp(alpha * score - Z), Z = logsumexp over them."""
-        from ..kernels import spm_offsets as koff
+        from ..normalizers import sentencepiece_offsets as koff
         if nbest_size > 512:
             raise ValueError("nbest_size must be <= 512")
         ids, off, scores = self._nbest_raw(text, nbest_size, add_bos, add_eos)
@@ -104,8 +104,8 @@ class Regularization:
         return ids[off[j]:off[j + 1]].copy()
 
     def _nbest_raw(self, text, n, add_bos=False, add_eos=False):
-        """(ids, offsets, scores) of the n best segmentations (``kernels.spm_nbest.nbest_ids``)."""
-        from ..kernels.spm_nbest import nbest_ids
+        """(ids, offsets, scores) of the n best segmentations (``models.unigram.nbest.nbest_ids``)."""
+        from .unigram.nbest import nbest_ids
         if self.model_type != "unigram":
             raise ValueError("n-best needs a Unigram model")
         buf = np.frombuffer(_as_bytes(text), np.uint8)

@@ -1,4 +1,4 @@
-"""Added tokens (HF ``AddedVocabulary``): the trie ``kernels.hf_text.added_split`` walks to find
+"""Added tokens (HF ``AddedVocabulary``): the trie ``pipeline.unit_kernels.added_split`` walks to find
 them leftmost-longest in the text, before normalizing (``normalized: false``) or after."""
 import numpy as np
 

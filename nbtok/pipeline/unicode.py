@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..kernels import hf_text as K
+from . import unit_kernels as K
 from ..kernels.hashmap import IntMap
 
 
@@ -41,7 +41,7 @@ def _regex_class(prop):
 
 @lru_cache(maxsize=1)
 def hf_class_table():
-    """uint8[0x110000] of the ``hf_text.C_*`` bits. Unicode properties come from the ``regex``
+    """uint8[0x110000] of the ``pipeline.unit_kernels.C_*`` bits. Unicode properties come from the ``regex``
     module (Unicode 17.0, close to the Rust crates HF uses; Python's ``unicodedata`` is older)."""
     table = np.zeros(0x110000, np.uint8)
     table[_regex_class(r"\s")] |= K.C_WS

@@ -8,8 +8,8 @@ import re
 import numba
 import numpy as np
 
-from ..kernels import hf_normalize as KN
-from ..kernels import hf_text as K
+from ..normalizers import component_kernels as KN
+from . import unit_kernels as K
 
 
 MAX_ID = 1 << 30

@@ -2,7 +2,7 @@
 
 1. Count unique pre-tokens (``nbtok.train.counting``: streaming, parallel, split on special
    tokens first).
-2. Learn merges (``nbtok.kernels.train_bpe.bpe_train``: max-heap with lazy invalidation,
+2. Learn merges (``nbtok.train.bpe_kernels.bpe_train``: max-heap with lazy invalidation,
    pair -> words inverted index, incremental pair counts; one kernel call, no Python per merge).
 3. Build the vocabulary and a ``Tokenizer`` over nbtok's byte-level BPE model.
 
@@ -49,8 +49,8 @@ import time
 import numba
 import numpy as np
 
-from ..kernels import train_bpe as K
-from ..kernels.counting import words_to_symbols
+from . import bpe_kernels as K
+from .counting_kernels import words_to_symbols
 from ..tokenizer import Tokenizer
 from .counting import count_pretokens
 
@@ -142,7 +142,7 @@ def _validate(vocab_size, special_tokens, pattern, tie_break):
 
 
 def _make_pretokenizer(pattern):
-    from ..pretokenizer import Pretokenizer
+    from ..pre_tokenizers.bytelevel import Pretokenizer
     try:
         return Pretokenizer(pattern)
     except ImportError:
@@ -198,7 +198,7 @@ def train_bpe(input, vocab_size, special_tokens=(), pattern="gpt2", tie_break="g
     vocab_size: total size, counting the 256 byte tokens and the special tokens.
     special_tokens: list of str; the text is split on them before pre-tokenization, they get
         ids 0.. and are never part of a merge.
-    pattern: "gpt2", "cl100k", "o200k" (any name ``nbtok.pretokenizer.PATTERNS`` knows) or a
+    pattern: "gpt2", "cl100k", "o200k" (any name ``nbtok.pre_tokenizers.bytelevel.PATTERNS`` knows) or a
         regex string (patterns outside those families use the slower ``regex`` module).
     tie_break: "greatest_bytes" (CS336, default) or "hf" (HF tokenizers' BpeTrainer; files are
         then read as its ``Tokenizer.train(files)`` reads them, each line one document).

@@ -1,7 +1,7 @@
 """Streaming count of unique pre-tokens (the first half of BPE training).
 
 Input is read in blocks (files) or gathered into blocks (iterables of str); each block is
-split on special tokens and at *safe cuts* (see ``nbtok.kernels.counting``), counted in
+split on special tokens and at *safe cuts* (see ``nbtok.train.counting_kernels``), counted in
 parallel on all cores, and folded into one table of unique pre-tokens. Memory is bounded by
 that table (plus one block), not by the corpus.
 
@@ -18,7 +18,7 @@ from pathlib import Path
 import numba
 import numpy as np
 
-from ..kernels import counting as K
+from . import counting_kernels as K
 from ..text import pack_utf8
 
 
@@ -57,7 +57,7 @@ def _grown(a, need):
 
 class _Table:
     """The global table of unique pre-tokens (rows ``(k0, k1, n, word id)``, see
-    ``nbtok.kernels.counting``), a byte arena and int64 counts, grown by doubling."""
+    ``nbtok.train.counting_kernels``), a byte arena and int64 counts, grown by doubling."""
 
     def __init__(self):
         self.gtab = np.zeros((1 << 12, 4), np.int64)

@@ -9,7 +9,7 @@ rules are used as they are (no NFKC, no built-in rules besides them).
 
 The charsmap: ``<uint32 LE trie size><double array><targets>``. The targets are the distinct
 target strings in order of their code points, each in UTF-8 and ended by NUL; the double
-array (darts-clone's unit format, ``kernels/normalize.py``) maps each source's UTF-8 to the
+array (darts-clone's unit format, ``normalizers/sentencepiece.py``) maps each source's UTF-8 to the
 offset of its target. sentencepiece builds it with darts-clone's builder; nbtok places the
 nodes itself (``double_array``), so the bytes differ but every lookup gives the same result
 (sentencepiece's ``validate`` accepts it and normalizes with it as with its own).

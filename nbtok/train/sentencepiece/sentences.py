@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ...kernels import normalize as knorm
-from ...kernels.charsmap import byte_classes
+from ...normalizers import sentencepiece as knorm
+from ...normalizers.charsmap import byte_classes
 from ..counting import resolve_input
 
 _CHARSMAPS = Path(__file__).resolve().parents[2] / "data" / "spm_charsmaps.npz"

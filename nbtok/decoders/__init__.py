@@ -1,0 +1,1 @@
+"""The decoder stage: SentencePiece's ids-to-bytes kernels and the tokenizer.json decoder components."""

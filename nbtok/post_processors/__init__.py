@@ -1,0 +1,1 @@
+"""The post-processor stage: the tokenizer.json templates and ByteLevel offset trimming."""

@@ -1,7 +1,8 @@
 """Tokenize the bench corpus (corpora/bench/*.txt, one document per line) to Megatron format:
 nbtok.corpus with 1 and 2 workers (process pool and Dask) beside HF tokenizers encode_batch +
-numpy writing, interleaved, median of --repeat runs. Reports MB/s, 1 -> 2 worker scaling and
-peak RSS per worker process.
+numpy writing, interleaved, median of --repeat runs, each case in a fresh process. Reports MB/s,
+1 -> 2 worker scaling and the peak RSS of the largest worker process (the calling process works
+as one of a pool's workers).
 
     PYTHONPATH=. python scripts/bench_corpus.py [--mb 56] [--repeat 3]
 """
@@ -61,49 +62,82 @@ def run_hf(path, out):
         write_shard("megatron", os.path.join(out, f"shard_{i // 10000:05d}"), ids, off, 50257)
 
 
+CASES = ["nbtok pool 1 worker", "nbtok pool 2 workers", "nbtok dask 1 worker", "nbtok dask 2 workers",
+         "HF encode_batch + numpy"]
+
+
+def child(case, src, out):
+    """One case in this (fresh) process: seconds of the run, and peak RSS of every process that
+    did the work (this one, the pool's workers, the Dask workers) in MB."""
+    import json
+    if case.startswith("HF"):
+        t = time.perf_counter()
+        run_hf(src, out)
+        return json.dumps({"s": time.perf_counter() - t, "rss": [_worker_rss()]})
+    import nbtok
+    import nbtok.corpus as C
+    tok = nbtok.get_encoding()
+    tok.encode_batch_ragged(["warm up the kernels"])
+    kw, client, cluster = {}, None, None
+    if "dask" in case:
+        from dask.distributed import Client, LocalCluster
+        cluster = LocalCluster(n_workers=int(case.split()[2]), threads_per_worker=1, processes=True,
+                               dashboard_address=None)
+        client = Client(cluster)
+        C.tokenize(src, tok, out + "_warm", shard_size=10000, client=client, hash_inputs=False)
+        client.run(_worker_rss)          # (workers warm, as on a running cluster)
+        kw["client"] = client
+    elif "2 workers" in case:
+        kw["num_workers"] = 2
+    t = time.perf_counter()
+    C.tokenize(src, tok, out, shard_size=10000, hash_inputs=False, **kw)
+    s = time.perf_counter() - t
+    rss = [_worker_rss()]
+    if client is not None:
+        rss += list(client.run(_worker_rss).values())
+        client.close()
+        cluster.close()
+    else:
+        rss += [resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024] if kw else []
+    return json.dumps({"s": s, "rss": rss})
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mb", type=float, default=56)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
-    import nbtok
-    import nbtok.corpus as C
-    from dask.distributed import Client, LocalCluster
-    tok = nbtok.get_encoding()
+    if args.child:
+        print(child(*args.child))
+        return 0
+    import json
+    import subprocess
     tmp = tempfile.mkdtemp(prefix="nbtok_bench_corpus_")
     src = make_input(tmp, args.mb)
     nbytes = src.stat().st_size
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
-    client = Client(cluster)
-    C.tokenize(str(src), tok, os.path.join(tmp, "warm"), shard_size=10000, client=client, hash_inputs=False)
-    C.tokenize(str(src), tok, os.path.join(tmp, "warm1"), shard_size=10000, hash_inputs=False)
-    runs = {
-        "nbtok pool 1 worker": lambda o: C.tokenize(str(src), tok, o, shard_size=10000, hash_inputs=False),
-        "nbtok pool 2 workers": lambda o: C.tokenize(str(src), tok, o, shard_size=10000, num_workers=2, hash_inputs=False),
-        "nbtok dask 2 workers": lambda o: C.tokenize(str(src), tok, o, shard_size=10000, client=client, hash_inputs=False),
-        "HF encode_batch + numpy": lambda o: run_hf(src, o),
-    }
-    times = {k: [] for k in runs}
+    times, rss = {k: [] for k in CASES}, {k: [] for k in CASES}
     for r in range(args.repeat):
-        for k, fn in runs.items():
-            out = os.path.join(tmp, f"o{r}_{len(times[k])}_{k.replace(' ', '_')}")
-            t = time.perf_counter()
-            fn(out)
-            times[k].append(time.perf_counter() - t)
-            shutil.rmtree(out)
-    rss = client.run(_worker_rss)
-    print(f"input {nbytes / 1e6:.1f} MB, {os.cpu_count()} cores (shared machine: timings are noisy), "
-          f"median of {args.repeat} interleaved runs")
-    for k, ts in times.items():
-        m = statistics.median(ts)
-        print(f"{k:28s} {m:7.2f} s  {nbytes / 1e6 / m:7.1f} MB/s")
-    one = statistics.median(times["nbtok pool 1 worker"])
-    print(f"scaling 1 -> 2 workers: pool {one / statistics.median(times['nbtok pool 2 workers']):.2f}x, "
-          f"dask {one / statistics.median(times['nbtok dask 2 workers']):.2f}x")
-    print("peak RSS per Dask worker (MB): " + ", ".join(f"{v:.0f}" for v in rss.values()))
-    print(f"peak RSS of this process (MB): {_worker_rss(0):.0f}")
-    client.close()
-    cluster.close()
+        for k in CASES:
+            out = os.path.join(tmp, f"o{r}_{k.replace(' ', '_')}")
+            got = subprocess.run([sys.executable, __file__, "--child", k, str(src), out], check=True,
+                                 capture_output=True, text=True).stdout
+            res = json.loads(got.strip().splitlines()[-1])
+            times[k].append(res["s"])
+            rss[k].append(max(res["rss"]))
+            shutil.rmtree(out, ignore_errors=True)
+            shutil.rmtree(out + "_warm", ignore_errors=True)
+    print(f"input {nbytes / 1e6:.1f} MB, {os.cpu_count()} cores, median of {args.repeat} interleaved runs, "
+          "each in a fresh process (tokenizer loaded and kernels warm before the clock starts; Dask "
+          "workers started and warm)")
+    print(f"{'case':28s} {'seconds':>8s} {'MB/s':>7s} {'peak RSS of a worker (MB)':>26s}")
+    for k in CASES:
+        m = statistics.median(times[k])
+        print(f"{k:28s} {m:8.2f} {nbytes / 1e6 / m:7.1f} {max(rss[k]):26.0f}")
+    for kind in ("pool", "dask"):
+        one = statistics.median(times[f"nbtok {kind} 1 worker"])
+        two = statistics.median(times[f"nbtok {kind} 2 workers"])
+        print(f"scaling 1 -> 2 workers, {kind}: {one / two:.2f}x")
     shutil.rmtree(tmp)
 
 

@@ -173,7 +173,8 @@ def cmd_decode(args):
 
 TRAIN_FORMATS = {"bytelevel": ("native", "tiktoken", "gpt2", "huggingface"),
                  "bpe": ("native", "sentencepiece", "huggingface"),
-                 "unigram": ("native", "sentencepiece", "huggingface")}
+                 "unigram": ("native", "sentencepiece", "huggingface"),
+                 "char": ("native", "sentencepiece"), "word": ("native", "sentencepiece")}
 
 
 def _check_train_args(args):
@@ -327,8 +328,8 @@ def build_parser():
 
     p = sub.add_parser("train", help="train a tokenizer on text files")
     p.add_argument("files", nargs="+", help="UTF-8 text files (each one document)")
-    p.add_argument("--type", default="bytelevel", choices=["bytelevel", "bpe", "unigram"],
-                   help="bytelevel: GPT-2 style BPE; bpe / unigram: SentencePiece")
+    p.add_argument("--type", default="bytelevel", choices=["bytelevel", "bpe", "unigram", "char", "word"],
+                   help="bytelevel: GPT-2 style BPE; bpe / unigram / char / word: SentencePiece")
     p.add_argument("--vocab-size", type=int, required=True, help="vocabulary size, special tokens included")
     p.add_argument("--special-tokens", "--special-token", dest="special_tokens", action="append",
                    metavar="TOKEN", help="a special token (repeat the option for more)")

@@ -96,7 +96,7 @@ def test_warmup_says_what_it_compiled():
     assert bad.returncode == 1 and b"unknown feature" in bad.stderr
 
 
-@pytest.mark.parametrize("kind", ["unigram", "bpe"])
+@pytest.mark.parametrize("kind", ["unigram", "bpe", "word"])
 def test_train_sentencepiece_from_the_cli_loads_in_sentencepiece(tmp_path, kind):
     spm = pytest.importorskip("sentencepiece")
     pytest.importorskip("regex")
@@ -106,7 +106,7 @@ def test_train_sentencepiece_from_the_cli_loads_in_sentencepiece(tmp_path, kind)
     assert done.returncode == 0, done.stderr
     sp = spm.SentencePieceProcessor(model_file=str(out))
     ours = nbtok.Tokenizer.from_sentencepiece(out)
-    assert sp.get_piece_size() == 300
+    assert sp.get_piece_size() == 300 and ours.model_type == kind
     line = "Everyone has the right to life, liberty and security of person."
     assert sp.encode(line) == ours.encode(line).tolist()
 

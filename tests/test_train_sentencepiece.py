@@ -118,8 +118,6 @@ def test_unigram_vocab_too_large_for_the_input():
 def test_inputs_and_unsupported_options(tmp_path):
     with pytest.raises(FileNotFoundError):
         nbtok.train_sentencepiece(["no such corpus.txt"], 300, model_type="bpe")
-    with pytest.raises(NotImplementedError, match="char"):
-        nbtok.train_sentencepiece(iter(lines_of("botchan.txt")), 300, model_type="char")
     with pytest.raises(ValueError, match="model_type"):
         nbtok.train_sentencepiece(iter(lines_of("botchan.txt")), 300, model_type="wordpiece")
     with pytest.raises(TypeError, match="treat_whitespace_as_suffix"):
@@ -450,3 +448,62 @@ def test_bpe_vocab_too_large_for_the_input(tmp_path):
     with pytest.raises(ValueError, match="vocab_size is too high"):
         nbtok.train_sentencepiece(iter(lines), 2500, model_type="bpe")
     assert nbtok.train_sentencepiece(iter(lines), 2500, model_type="bpe", hard_vocab_limit=False).vocab_size == 367
+
+
+CHAR_WORD_OPTIONS = [{}, {"byte_fallback": True}, {"user_defined_symbols": ["rights", "ion", "\u2581of"]},
+                     {"character_coverage": 0.98}, {"add_dummy_prefix": False, "remove_extra_whitespaces": False},
+                     {"normalization_rule_name": "nfkc_cf"}, {"control_symbols": ["<sep>"], "pad_id": 3}]
+
+
+CHAR_WORD_CASES = ([(m, "udhr_eng.txt", v, o) for m, v in (("char", 60), ("word", 400)) for o in CHAR_WORD_OPTIONS]
+                   + [("char", "udhr_jpn.txt", 300, {}), ("char", "botchan.txt", 5000, {}),
+                      ("word", "udhr_rus.txt", 600, {}), ("word", "botchan.txt", 3000, {})])
+
+
+@pytest.mark.parametrize("model_type, name, vocab_size, options", CHAR_WORD_CASES)
+def test_char_and_word_models_as_sentencepiece(model_type, name, vocab_size, options, tmp_path):
+    """CHAR / WORD training gives sentencepiece's pieces, scores and kinds, in order (rare
+    characters dropped by character_coverage keep their words out; a WORD model adds the ``▁``
+    form of each user-defined symbol), and the model encodes as sentencepiece's own: single
+    calls, batches and pieces, including text the model has not seen."""
+    vocab_size += 256 * bool(options.get("byte_fallback"))
+    lines, ref, tok = both(name, vocab_size, tmp_path, model_type, **options)
+    assert tok.model_type == model_type
+
+    def table(m, n):
+        return [(m.id_to_piece(i), m.get_score(i), m.is_control(i), m.is_unknown(i), m.is_byte(i)) for i in range(n)]
+    tok.save_sentencepiece(tmp_path / "ours.model")
+    back = spm.SentencePieceProcessor(model_file=str(tmp_path / "ours.model"))
+    assert table(back, back.get_piece_size()) == table(ref, ref.get_piece_size())
+    probe = lines + ["héllo wörld 🙃 日本語", "  two  spaces ", "", "rightsion of", "x\u00a0y \ufb01 \u2581", "<sep>"]
+    want = [ref.encode(t) for t in probe]
+    assert [tok.encode(t).tolist() for t in probe] == want
+    assert [a.tolist() for a in tok.encode_batch(probe)] == want
+    assert [tok.encode_as_pieces(t) for t in probe] == [ref.encode(t, out_type=str) for t in probe]
+    assert [back.encode(t) for t in probe] == want
+    loaded = nbtok.Tokenizer.from_sentencepiece(tmp_path / "ref.model")
+    assert [a.tolist() for a in loaded.encode_batch(probe)] == want
+    if not options.get("byte_fallback"):   # (byte pieces' spans: see test_sentencepiece_offsets)
+        for t in probe[:40] + probe[-6:]:
+            ids, starts, ends = loaded.encode_with_offsets(t)
+            assert ids.tolist() == ref.encode(t)
+            assert [(len(t[:x].encode()), len(t[:y].encode())) for x, y in zip(starts.tolist(), ends.tolist())] == \
+                [(p.begin, p.end) for p in ref.encode(t, out_type="proto").pieces]
+
+
+def test_char_and_word_models_refuse_sampling_and_a_vocab_too_large(tmp_path):
+    lines = lines_of("udhr_jpn.txt")
+    with pytest.raises(Exception):   # sentencepiece: "Vocabulary size too high"
+        spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_prefix=str(tmp_path / "r"),
+                                       vocab_size=400, model_type="word", minloglevel=2)
+    with pytest.raises(ValueError, match="vocab_size is too high"):
+        nbtok.train_sentencepiece(iter(lines), 400, model_type="word")
+    small = nbtok.train_sentencepiece(iter(lines), 400, model_type="word", hard_vocab_limit=False)
+    assert 3 < small.vocab_size < 400
+    char = nbtok.train_sentencepiece(iter(lines), 5000, model_type="char")   # CHAR keeps what there is
+    assert char.vocab_size < 5000
+    for tok in (small, char):
+        with pytest.raises(NotImplementedError, match="one segmentation"):
+            tok.sample_encode(lines[0], alpha=0.1)
+        with pytest.raises(ValueError, match="Unigram"):
+            tok.nbest_encode(lines[0], 4)

@@ -14,11 +14,12 @@ import numba
 import numpy as np
 
 from .._jit import EntryPoints, thread_limit
-from ..formats.sentencepiece_model import (BPE, BYTE, CONTROL, NORMAL, UNIGRAM, UNKNOWN, UNUSED,
-                                           USER_DEFINED, ModelProtoData, read_model_file, read_model_proto,
+from ..formats.sentencepiece_model import (BPE, BYTE, CHAR, CONTROL, NORMAL, UNIGRAM, UNKNOWN, UNUSED,
+                                           USER_DEFINED, WORD, ModelProtoData, read_model_file, read_model_proto,
                                            write_model_proto)
 from ..normalizers import charsmap as kcmap
 from ..normalizers import sentencepiece as knorm
+from . import char_word as kcw
 from .bpe import sentencepiece as kbpe
 from .bpe import sentencepiece_words as kwbpe
 from . import symbols as ksym
@@ -36,6 +37,7 @@ from .sentencepiece_offsets import Offsets
 from .sentencepiece_sampling import Regularization
 
 SPACE = "\u2581"
+MODEL_TYPES = {UNIGRAM: "unigram", BPE: "bpe", WORD: "word", CHAR: "char"}
 _EMPTY_TRIE = (np.zeros(2, np.int32), np.full(1, -1, np.int32))
 
 
@@ -82,9 +84,9 @@ class SentencePieceModel(Regularization, Decoding, Offsets):
         self.proto = proto
         t, nspec = proto.trainer, proto.normalizer
         mt = t["model_type"]
-        if mt not in (UNIGRAM, BPE):
-            raise ValueError(f"unsupported sentencepiece model_type {mt} (only UNIGRAM=1 and BPE=2)")
-        self.model_type = "unigram" if mt == UNIGRAM else "bpe"
+        if mt not in MODEL_TYPES:
+            raise ValueError(f"unsupported sentencepiece model_type {mt} (UNIGRAM=1, BPE=2, WORD=3 and CHAR=4 are)")
+        self.model_type = MODEL_TYPES[mt]
         kinds = proto.types
         V = kinds.shape[0]
         if V == 0:
@@ -130,8 +132,8 @@ class SentencePieceModel(Regularization, Decoding, Offsets):
         self._matchable = matchable
         self._trie = None
         self._automaton = None
-        if self.model_type == "unigram":
-            self.trie  # noqa: B018 (built now: the lattice needs it; checks for repeated pieces)
+        if self.model_type != "bpe":
+            self.trie  # noqa: B018 (built now: the lattice or the cuts need it; checks for repeated pieces)
         ud = np.flatnonzero(kinds == USER_DEFINED)
         self.ud_trie = build_trie(pb, proto.piece_offsets, ud) if ud.size else (np.zeros(0, np.int32), np.zeros(0, np.int32))
 
@@ -172,6 +174,9 @@ class SentencePieceModel(Regularization, Decoding, Offsets):
                     self.lattice_lscore[ud] = (0.1 * (chars.astype(np.float64) - 1)).astype(np.float32)
             self.unk_score = np.float32(self.min_score - np.float32(10.0))
             self._M = self._lattice()
+        elif self.model_type in ("char", "word"):   # (models.char_word)
+            self.D = (self.trie[0], self.trie[1], kinds, self.ud_trie[0], self.ud_trie[1], np.int64(V),
+                      self.model_type == "word")
         else:
             _, ranks = np.unique(-scores.astype(np.float64), return_inverse=True)
             self._ranks = ranks.astype(np.int64)
@@ -401,6 +406,8 @@ class SentencePieceModel(Regularization, Decoding, Offsets):
             if ep is not None:
                 return ep(buf, *self._encode_args)
         F = self._F(add_bos, add_eos)
+        if self.model_type in ("char", "word"):
+            return self._call(kcw.encode_one, buf, self.N, self.D, F)
         if self.model_type == "unigram":
             if add_bos or add_eos or self.M[0].dtype != np.uint32:  # the blob holds uint32 units
                 return self._call(kuni.encode_one, buf, self.N, self.M, F)
@@ -459,6 +466,8 @@ class SentencePieceModel(Regularization, Decoding, Offsets):
                                   res[2], res[3], words, size, self.word_score_bound)
             finally:
                 self._word_buffers.append(words)
+        elif self.model_type in ("char", "word"):
+            kcw.encode_batch(buf, offsets, self.N, self.D, F, (bounds, workers), res)
         elif self.fast_words:
             kwbpe.encode_batch_words(buf, offsets, res[0], self.N, self.P, F, bounds, workers, *res[1:])
         else:
@@ -467,6 +476,8 @@ class SentencePieceModel(Regularization, Decoding, Offsets):
 
     def _symbols(self, text, dropout=0.0):
         buf = np.frombuffer(_as_bytes(text), np.uint8)
+        if self.model_type in ("char", "word"):
+            return kcw.symbols_one(buf, self.N, self.D)
         if self.model_type == "unigram":
             return kuni.symbols_one(buf, self.N, self.M)
         if self.fast_words and not dropout > 0.0:

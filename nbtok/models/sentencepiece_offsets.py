@@ -16,6 +16,7 @@ class Offsets:
         sentencepiece's ``SentencePieceText`` ``begin`` / ``end`` (see ``normalizers.sentencepiece_offsets``
         for the two deliberate differences). One parallel kernel call over the flat batch."""
         from ..normalizers import sentencepiece_offsets as koff
+        from . import char_word as kcw
         self._check_opts(opts)
         if num_threads is not None:
             with thread_limit(num_threads):
@@ -45,7 +46,9 @@ class Offsets:
             en = np.empty(total, np.int32)
             counts = np.zeros(room.size, np.int64)
             if room.size:
-                if self.model_type == "unigram":
+                if self.model_type in ("char", "word"):
+                    kcw.offsets_batch(buf, offsets, self.N, self.D, F, po, (out_offsets, n_chunks, ids, st, en, counts))
+                elif self.model_type == "unigram":
                     koff.unigram_offsets_batch(buf, offsets, out_offsets, self.N, self.M, F, po, n_chunks,
                                                ids, st, en, counts)
                 else:

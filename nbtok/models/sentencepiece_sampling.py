@@ -31,6 +31,9 @@ class Regularization:
         p ~ exp(alpha * score) (sentencepiece's ``SampleEncode``).
         BPE: BPE-dropout, each valid merge skipped with probability ``alpha``.
         ``seed`` seeds Numba's generator (sentencepiece's mt19937 streams are not reproduced)."""
+        if self.model_type in ("char", "word"):
+            raise NotImplementedError(f"sample_encode: a {self.model_type.upper()} model has one segmentation "
+                                      "(sentencepiece samples Unigram and BPE models only)")
         buf = np.frombuffer(_as_bytes(text), np.uint8)
         F = self._F(add_bos, add_eos)
         if seed is not None:

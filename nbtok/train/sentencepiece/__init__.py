@@ -8,8 +8,7 @@ NormalizerSpec fields by name (``options.DEFAULTS``), the whitespace ones
 (``treat_whitespace_as_suffix``, ``allow_whitespace_only_pieces``, ``split_by_whitespace``:
 ``whitespace.py``), ``required_chars``, ``input_sentence_size`` with ``shuffle_input_sentence``
 (sentencepiece's reservoir sampler on nbtok's ``seed``: ``sentences.sample_lines``) and
-``normalization_rule_tsv`` (``rules.py``) included; char and word training raise
-``NotImplementedError``.
+``normalization_rule_tsv`` (``rules.py``) included. CHAR and WORD models: ``char_word.py``.
 
 Memory: with sentencepiece's default whitespace handling Unigram never holds the sentences (each
 chunk of lines is counted); with other whitespace options it holds them, as its seeds come
@@ -24,17 +23,15 @@ from .model_writer import build_tokenizer
 from .options import meta_pieces, resolve
 from .sentences import line_chunks, normalized_lines, normalized_sentences, required_chars, sentencepiece_order
 from .whitespace import default_whitespace
+from .char_word import char_pieces, word_pieces
 
 
 def train_sentencepiece(input, vocab_size, model_type="unigram", **options):
     if model_type not in ("unigram", "bpe", "char", "word"):
         raise ValueError(f"model_type must be unigram, bpe, char or word, not {model_type!r}")
-    if model_type not in ("unigram", "bpe"):
-        raise NotImplementedError(f"model_type={model_type!r} training is not implemented by nbtok yet "
-                                  "(only 'unigram' and 'bpe')")
     spec = resolve(options)
     vocab_size = int(vocab_size)
-    meta = meta_pieces(spec, vocab_size)
+    meta = meta_pieces(spec, vocab_size, model_type)
     n_meta = len(meta)
     if model_type == "unigram":
         from .unigram import train_unigram, train_unigram_sentences
@@ -49,6 +46,15 @@ def train_sentencepiece(input, vocab_size, model_type="unigram", **options):
         return build_tokenizer(pieces, meta, spec, smp.UNIGRAM)
     counts = normalized_sentences(input, spec, [p for p, _ in meta.values()])
     req = required_chars(counts, float(spec["character_coverage"]), spec["required_chars"])
+    if model_type == "word":
+        pieces = word_pieces(counts, req, vocab_size - n_meta)
+        if len(pieces) < vocab_size - n_meta and spec["hard_vocab_limit"]:
+            raise ValueError(f"vocab_size is too high for this input: it has {len(pieces)} distinct words, which "
+                             f"give {n_meta + len(pieces)} pieces, not {vocab_size}; lower vocab_size or pass "
+                             "hard_vocab_limit=False")
+        return build_tokenizer(pieces, meta, spec, smp.WORD)
+    if model_type == "char":   # (sentencepiece keeps what there is, whatever hard_vocab_limit says)
+        return build_tokenizer(char_pieces(req, vocab_size - n_meta), meta, spec, smp.CHAR)
     from .bpe import train_bpe_pieces
     n = vocab_size - n_meta - len(req)
     if n < 0:

@@ -8,7 +8,7 @@ def build_tokenizer(pieces, meta, spec, model_type):
     """The Tokenizer of ``pieces`` (``[(piece, score), ...]``) around the meta pieces ``meta``
     (``{id: (piece, type)}``, ``options.meta_pieces``): each id is a meta piece or the next
     trained piece, as sentencepiece's ``Serialize`` lays them out. ``model_type`` is
-    ``smp.UNIGRAM`` or ``smp.BPE``, ``spec`` the options."""
+    ``smp.UNIGRAM``, ``smp.BPE``, ``smp.WORD`` or ``smp.CHAR``, ``spec`` the options."""
     total = len(meta) + len(pieces)
     if max(meta) >= total:
         raise ValueError(f"meta piece id {max(meta)} is past the {total} pieces of the trained vocabulary")

@@ -108,11 +108,12 @@ def _required_chars(chars):
     return "".join(out)
 
 
-def meta_pieces(spec, vocab_size):
+def meta_pieces(spec, vocab_size, model_type="unigram"):
     """``{id: (piece, type)}`` of the pieces that are not trained, laid out as sentencepiece's
     ``InitMetaPieces``: unk / bos / eos / pad at their ids, then the control symbols, the
-    user-defined symbols and (with ``byte_fallback``) the 256 byte pieces ``<0x00>``.. at the
-    lowest free ids. A symbol that is the bos / eos / pad piece changes that piece's type."""
+    user-defined symbols (a WORD model adds each one's ``▁`` form after it, as its words start
+    with ``▁``) and (with ``byte_fallback``) the 256 byte pieces ``<0x00>``.. at the lowest free
+    ids. A symbol that is the bos / eos / pad piece changes that piece's type."""
     from ...formats import sentencepiece_model as smp
     meta = {}
     for k in ("unk", "bos", "eos", "pad"):
@@ -122,7 +123,10 @@ def meta_pieces(spec, vocab_size):
                 raise ValueError(f"{k}_id {i} is not below vocab_size {vocab_size}")
             meta[i] = (spec[k + "_piece"], smp.UNKNOWN if k == "unk" else smp.CONTROL)
     extra = [(w, smp.CONTROL) for w in spec["control_symbols"]]
-    extra += [(w, smp.USER_DEFINED) for w in spec["user_defined_symbols"]]
+    for w in spec["user_defined_symbols"]:
+        extra.append((w, smp.USER_DEFINED))
+        if model_type == "word" and not w.startswith("\u2581"):
+            extra.append(("\u2581" + w, smp.USER_DEFINED))
     if spec["byte_fallback"]:
         extra += [(f"<0x{b:02X}>", smp.BYTE) for b in range(256)]
     by_piece = {p: i for i, (p, _) in meta.items() if i != spec["unk_id"]}
@@ -138,7 +142,7 @@ def meta_pieces(spec, vocab_size):
         while free in meta:
             free += 1
         meta[free] = (w, kind)
-    if len(meta) >= vocab_size:
+    if len(meta) > vocab_size or (len(meta) == vocab_size and model_type not in ("char", "word")):
         raise ValueError(f"vocab_size {vocab_size} leaves no room besides the {len(meta)} meta pieces")
     return meta
 

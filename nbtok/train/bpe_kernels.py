@@ -36,6 +36,8 @@ from ..kernels.hashmap import hash_bytes, mix64
 
 TIE_GREATEST_BYTES = 0
 TIE_SMALLEST_RANK = 1
+TIE_SENTENCEPIECE = 2   # fewer characters (``rank`` = characters per token), then the smaller piece,
+                        # then the shorter left token (sentencepiece's trainer: train/sentencepiece/bpe_loop.py)
 
 
 # ---------------------------------------------------------------- growable arrays
@@ -171,6 +173,28 @@ def _cmp_tokens(tok_bytes, tok_off, a, b):
 
 
 @kernel
+def _concat_byte(tok_bytes, tok_off, a, b, k):
+    """Byte k of token a's bytes followed by token b's."""
+    la = tok_off[a + 1] - tok_off[a]
+    return tok_bytes[tok_off[a] + k] if k < la else tok_bytes[tok_off[b] + k - la]
+
+
+@kernel
+def _cmp_concat(tok_bytes, tok_off, a1, b1, a2, b2):
+    """-1 / 0 / 1 comparing the bytes of a1 + b1 with those of a2 + b2."""
+    n1 = tok_off[a1 + 1] - tok_off[a1] + tok_off[b1 + 1] - tok_off[b1]
+    n2 = tok_off[a2 + 1] - tok_off[a2] + tok_off[b2 + 1] - tok_off[b2]
+    for k in range(min(n1, n2)):
+        x = _concat_byte(tok_bytes, tok_off, a1, b1, k)
+        y = _concat_byte(tok_bytes, tok_off, a2, b2, k)
+        if x != y:
+            return -1 if x < y else 1
+    if n1 == n2:
+        return 0
+    return -1 if n1 < n2 else 1
+
+
+@kernel
 def _tok_find(tslots, thash, tok_bytes, tok_off, start, end, h):
     """Id of the token whose bytes equal tok_bytes[start:end], or -1."""
     mask = tslots.shape[0] - 1
@@ -221,6 +245,15 @@ def _above(c1, p1, c2, p2, mode, pinfo, rank, tok_bytes, tok_off):
         if c == 0:
             c = _cmp_tokens(tok_bytes, tok_off, r1, r2)
         return c > 0
+    if mode == TIE_SENTENCEPIECE:
+        n1 = rank[l1] + rank[r1]
+        n2 = rank[l2] + rank[r2]
+        if n1 != n2:
+            return n1 < n2
+        c = _cmp_concat(tok_bytes, tok_off, l1, r1, l2, r2)
+        if c != 0:
+            return c < 0
+        return tok_off[l1 + 1] - tok_off[l1] < tok_off[l2 + 1] - tok_off[l2]
     a1 = rank[l1]
     a2 = rank[l2]
     if a1 != a2:

@@ -1,118 +1,102 @@
 """sentencepiece's BPE trainer (bpe_model_trainer.cc of sentencepiece 0.2.3): character-level
 start, an exact count per pair in one priority queue, ties broken by shorter piece then smaller
 string, pieces scored ``-index``."""
-import heapq
-from collections import Counter
+import re
+from collections import Counter, defaultdict
 
-from .validity import Validity
-from .whitespace import split_into_words
+import numpy as np
+
+from .bpe_loop import DIGIT, FORBIDDEN, INHERITED, WS as WS_CLASS, train_pieces
+from .bpe_scripts import script_of
+from .validity import is_decimal_digit
+from .whitespace import split_into_words, ws_flags
 
 UNK_CHAR = "\u2585"
 WS = "\u2581"
 
 
+# SplitIntoWords' default over sentences joined by "\n": a word starts at a sentence start or a ▁
+_WORDS = re.compile("\u2581[^\u2581\n]*|[^\u2581\n]+")
+
+
 def word_counts(counts, required, spec):
     """The words BPE merges over, counted: each sentence split by ``SplitIntoWords`` (or whole,
-    without ``split_by_whitespace``), characters outside ``required`` as ``▅``."""
+    without ``split_by_whitespace``), characters outside ``required`` as ``▅``. Sentences that
+    occur equally often are joined and split in one call."""
     suffix = bool(spec["treat_whitespace_as_suffix"])
     allow = bool(spec["allow_whitespace_only_pieces"])
     split = bool(spec["split_by_whitespace"])
+    groups = defaultdict(list)
+    for sentence, c in counts.items():
+        groups[c].append(sentence)
+    rare = [c for c in set("".join(counts)) if c not in required]
+    rare = re.compile("[" + "".join(re.escape(c) for c in sorted(rare)) + "]") if rare else None
     words = Counter()
-    for s, c in counts.items():
-        for w in (split_into_words(s, suffix, allow) if split else [s]):
-            words["".join(ch if ch in required else UNK_CHAR for ch in w)] += c
+    for c, group in groups.items():
+        text = "\n".join(group)
+        if rare is not None:
+            text = rare.sub(UNK_CHAR, text)
+        if not split:
+            found = Counter(text.split("\n"))
+        elif suffix or allow:
+            found = Counter(w for sentence in text.split("\n") for w in split_into_words(sentence, suffix, allow))
+        else:
+            found = Counter(_WORDS.findall(text))
+        if c == 1:
+            words.update(found)
+        else:
+            for w, k in found.items():
+                words[w] += k * c
     return words
 
 
 def train_bpe_pieces(counts, required, n_pieces, spec):
     """The merged pieces (list of str) in order, at most ``n_pieces``.
 
-    sentencepiece 0.2.3's loop: every pair of adjacent symbols that makes a valid piece is a
-    candidate with its exact weighted count (kept up to date as merges create and destroy
-    pairs), in one priority queue ordered by count, then fewer characters, then the smaller
-    piece; stale entries are skipped when they come up. A candidate whose count fell to 0
-    stays one (sentencepiece merges such pieces once nothing occurs any more). A piece
-    already merged from another pair is dropped, not merged again. Occurrences are merged in
-    the order they were found (left to right, then as merges made them)."""
-    valid = Validity(spec)
+    sentencepiece 0.2.3's loop (``bpe_loop.train_pieces`` runs it): every pair of adjacent
+    symbols that makes a valid piece is a candidate with its exact weighted count (kept up to
+    date as merges create and destroy pairs), in one priority queue ordered by count, then
+    fewer characters, then the smaller piece; stale entries are skipped when they come up. A
+    candidate whose count fell to 0 stays one (sentencepiece merges such pieces once nothing
+    occurs any more). A piece already merged from another pair is dropped, not merged again.
+    Occurrences are merged in the order they were found (left to right, then as merges made
+    them)."""
     words = word_counts(counts, required, spec)
     wlist = sorted(words.items(), key=lambda kv: (-kv[1], kv[0]))  # (sentencepiece's Sorted order)
-    syms = [list(w) for w, _ in wlist]
-    wfreq = [c for _, c in wlist]
-    positions, count = {}, {}   # pair -> [(sid, l, r), ...] in the order found; pair -> count
-    invalid = set()
-    touched = set()             # pairs whose count changed since they were last queued
-    heap = []
+    chars = sorted({c for w, _ in wlist for c in w})
+    char_id = {c: i for i, c in enumerate(chars)}
+    lens = np.fromiter((len(w) for w, _ in wlist), np.int64, len(wlist))
+    woff = np.zeros(len(wlist) + 1, np.int64)
+    np.cumsum(lens, out=woff[1:])
+    syms = np.fromiter((char_id[c] for w, _ in wlist for c in w), np.int32, int(woff[-1]))
+    wfreq = np.fromiter((c for _, c in wlist), np.int64, len(wlist))
+    encoded = [c.encode("utf-8", "surrogatepass") for c in chars]
+    tok_off = np.zeros(len(chars) + 1, np.int64)
+    np.cumsum([len(e) for e in encoded], out=tok_off[1:])
+    T = (np.frombuffer(b"".join(encoded), np.uint8).copy(), tok_off, np.ones(len(chars), np.int64),
+         np.int64(len(chars)))
+    T, merged = train_pieces(syms, woff, wfreq, T, char_classes(chars), options_array(spec), np.int64(n_pieces))
+    tok_bytes, tok_off = T[0], T[1]
+    return [bytes(tok_bytes[tok_off[t]:tok_off[t + 1]]).decode("utf-8", "surrogatepass") for t in merged.tolist()]
 
-    def add_pair(sid, l, r):
-        if l < 0 or r < 0:
-            return
-        key = (syms[sid][l], syms[sid][r])
-        if key not in count:
-            if key in invalid:
-                return
-            if not valid(key[0] + key[1]):  # (sentencepiece never makes an invalid pair a symbol)
-                invalid.add(key)
-                return
-            count[key] = 0
-            positions[key] = []
-        positions[key].append((sid, l, r))
-        count[key] += wfreq[sid]
-        touched.add(key)
 
-    def reset(sid, l, r, best):
-        if l < 0 or r < 0:
-            return
-        key = (syms[sid][l], syms[sid][r])
-        if key != best and key in count:
-            count[key] -= wfreq[sid]
-            touched.add(key)
+def char_classes(chars):
+    """``int16[0x110000]``: each character's class for ``bpe_loop.valid_pair`` (its script as a
+    small id, or WS / FORBIDDEN / INHERITED; DIGIT set for a decimal digit)."""
+    cls = np.zeros(0x110000, np.int16)
+    scripts = {}
+    for c in chars:
+        if c in (UNK_CHAR, "\0", " ", "\x1f"):
+            k = FORBIDDEN
+        elif c == WS:
+            k = WS_CLASS
+        else:
+            s = script_of(c)
+            k = INHERITED if s == "Inherited" else scripts.setdefault(s, len(scripts))
+        cls[ord(c)] = k | (DIGIT if is_decimal_digit(c) else 0)
+    return cls
 
-    def prev_index(row, i):
-        for j in range(i - 1, -1, -1):
-            if row[j] is not None:
-                return j
-        return -1
 
-    def next_index(row, i):
-        for j in range(i + 1, len(row)):
-            if row[j] is not None:
-                return j
-        return -1
-
-    for sid, row in enumerate(syms):
-        for i in range(1, len(row)):
-            add_pair(sid, i - 1, i)
-    pieces = []
-    merged = set()
-    while len(pieces) < n_pieces:
-        for key in touched:
-            if key in count:
-                piece = key[0] + key[1]
-                heapq.heappush(heap, (-count[key], len(piece), piece, key))
-        touched.clear()
-        best = None
-        while heap:
-            neg, _, piece, key = heapq.heappop(heap)
-            if key in count and count[key] == -neg:
-                best = key
-                break
-        if best is None:
-            break
-        if piece in merged:  # (sentencepiece's dup check: the pair is dropped)
-            del count[best], positions[best]
-            continue
-        pieces.append(piece)
-        merged.add(piece)
-        for sid, l, r in positions[best]:
-            row = syms[sid]
-            if row[l] != best[0] or row[r] != best[1]:
-                continue
-            nxt, prv = next_index(row, r), prev_index(row, l)
-            reset(sid, prv, l, best)
-            reset(sid, r, nxt, best)
-            row[l], row[r] = piece, None
-            add_pair(sid, prv, l)
-            add_pair(sid, l, nxt)
-        del count[best], positions[best]
-    return pieces
+def options_array(spec):
+    return np.array([int(spec["max_sentencepiece_length"]), bool(spec["split_by_unicode_script"]),
+                     bool(spec["split_by_number"]), bool(spec["split_digits"]), ws_flags(spec)], np.int64)

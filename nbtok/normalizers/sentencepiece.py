@@ -480,3 +480,31 @@ def decode_charsmap(blob):
     if units.size and max_leaf_value(units) >= pool.size:
         raise ValueError("corrupt sentencepiece model: charsmap value points outside the pool")
     return units, pool
+
+
+@kernel
+def normalize_many(buf, offsets, N):
+    """Each text ``buf[offsets[i]:offsets[i + 1]]`` normalized (``N`` as ``normalize_into``), back
+    to back: returns (bytes, per text its end byte and its end character in them)."""
+    units, pool, root_ok, ud_bc, ud_value, flags, cls = N
+    n_texts = offsets.shape[0] - 1
+    out = np.empty(max(16, 2 * (offsets[n_texts] - offsets[0]) + 8 * n_texts), np.uint8)
+    scratch = np.empty(1024, np.uint8)
+    byte_ends = np.empty(n_texts, np.int64)
+    char_ends = np.empty(n_texts, np.int64)
+    o = 0
+    chars = 0
+    for i in range(n_texts):
+        scratch, n = normalize(buf, offsets[i], offsets[i + 1], units, pool, root_ok, ud_bc, ud_value, flags, cls,
+                               scratch)
+        if o + n > out.shape[0]:
+            grown = np.empty(2 * (o + n), np.uint8)
+            grown[:o] = out[:o]
+            out = grown
+        for k in range(n):
+            out[o + k] = scratch[k]
+            chars += (scratch[k] & 0xC0) != 0x80
+        o += n
+        byte_ends[i] = o
+        char_ends[i] = chars
+    return out[:o], byte_ends, char_ends

@@ -121,15 +121,37 @@ def normalized_lines(input, spec, meta=(), keep_empty=False):
     ``BOUNDARY``: no trained piece holds or crosses it."""
     found = re.compile("|".join(re.escape(m) for m in sorted(meta, key=len, reverse=True))) if meta else None
     norm = trainer_normalizer(spec)
-    for line in selected_lines(input, spec):
-        raw = line.encode("utf-8")
-        buf = np.frombuffer(raw, np.uint8)
-        out, n = knorm.normalize(buf, 0, buf.size, *norm, np.empty(buf.size * 18 + 8, np.uint8))
-        s = out[:n].tobytes().decode("utf-8", "replace")
-        if found is not None:
-            s = found.sub(BOUNDARY, s)
-        if s or keep_empty:
-            yield s
+    lines = selected_lines(input, spec)
+    while True:
+        chunk = list(itertools.islice(lines, 4096))   # (one kernel call and one decode per chunk)
+        if not chunk:
+            return
+        raw = [line.encode("utf-8") for line in chunk]
+        offsets = np.zeros(len(raw) + 1, np.int64)
+        np.cumsum([len(r) for r in raw], out=offsets[1:])
+        out, byte_ends, ends = knorm.normalize_many(np.frombuffer(b"".join(raw), np.uint8), offsets, norm)
+        text = out.tobytes().decode("utf-8", "replace")
+        if len(text) != (ends[-1] if len(ends) else 0):   # (not valid UTF-8: one line at a time)
+            text, ends = _decode_each(out, byte_ends)
+        start = 0
+        for end in ends.tolist():
+            s = text[start:end]
+            start = end
+            if found is not None:
+                s = found.sub(BOUNDARY, s)
+            if s or keep_empty:
+                yield s
+
+
+def _decode_each(out, byte_ends):
+    """``(text, char ends)`` of normalized lines decoded one by one, each with U+FFFD for what is
+    not valid UTF-8 (so that a bad byte never takes the next line's characters)."""
+    parts, start = [], 0
+    for end in byte_ends.tolist():
+        parts.append(out[start:end].tobytes().decode("utf-8", "replace"))
+        start = end
+    ends = np.cumsum([len(p) for p in parts]).astype(np.int64)
+    return "".join(parts), ends
 
 
 def sentencepiece_order(sentences):

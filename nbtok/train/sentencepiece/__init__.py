@@ -21,7 +21,8 @@ Examples:
 from ...formats import sentencepiece_model as smp
 from .model_writer import build_tokenizer
 from .options import meta_pieces, resolve
-from .sentences import line_chunks, normalized_lines, normalized_sentences, required_chars, sentencepiece_order
+from .sentences import (covering_chars, line_chunks, normalized_lines, normalized_sentences, required_chars,
+                        sentencepiece_order)
 from .whitespace import default_whitespace
 from .char_word import char_pieces, word_pieces
 
@@ -44,7 +45,14 @@ def train_sentencepiece(input, vocab_size, model_type="unigram", **options):
             sentences = sentencepiece_order(list(normalized_lines(input, spec, metas, keep_empty=True)))
             pieces = train_unigram_sentences(sentences, vocab_size, n_meta, spec)
         return build_tokenizer(pieces, meta, spec, smp.UNIGRAM)
-    counts = normalized_sentences(input, spec, [p for p, _ in meta.values()])
+    metas = [p for p, _ in meta.values()]
+    if model_type == "bpe" and default_whitespace(spec):
+        from .bpe import counted_words, without_rare
+        # the sentences are never held: each chunk of lines is counted into words and characters
+        words, chars = counted_words(normalized_lines(input, spec, metas))
+        req = covering_chars(chars, float(spec["character_coverage"]), spec["required_chars"])
+        return _train_bpe(without_rare(words, req), req, meta, spec, vocab_size)
+    counts = normalized_sentences(input, spec, metas)
     req = required_chars(counts, float(spec["character_coverage"]), spec["required_chars"])
     if model_type == "word":
         pieces = word_pieces(counts, req, vocab_size - n_meta)
@@ -55,13 +63,19 @@ def train_sentencepiece(input, vocab_size, model_type="unigram", **options):
         return build_tokenizer(pieces, meta, spec, smp.WORD)
     if model_type == "char":   # (sentencepiece keeps what there is, whatever hard_vocab_limit says)
         return build_tokenizer(char_pieces(req, vocab_size - n_meta), meta, spec, smp.CHAR)
+    from .bpe import word_counts
+    return _train_bpe(word_counts(counts, req, spec), req, meta, spec, vocab_size)
+
+
+def _train_bpe(words, req, meta, spec, vocab_size):
+    """The BPE model of ``words`` (the counted words merges run over) and the characters ``req``."""
     from .bpe import train_bpe_pieces
-    n = vocab_size - n_meta - len(req)
+    n = vocab_size - len(meta) - len(req)
     if n < 0:
-        raise ValueError(f"vocab_size {vocab_size} is smaller than the {n_meta + len(req)} required pieces")
-    pieces = train_bpe_pieces(counts, req, n, spec)
+        raise ValueError(f"vocab_size {vocab_size} is smaller than the {len(meta) + len(req)} required pieces")
+    pieces = train_bpe_pieces(words, n, spec)
     if len(pieces) < n and spec["hard_vocab_limit"]:
-        raise ValueError(f"vocab_size is too high for this input: it gives {n_meta + len(req) + len(pieces)} pieces, "
-                         f"not {vocab_size}; lower vocab_size or pass hard_vocab_limit=False")
+        raise ValueError(f"vocab_size is too high for this input: it gives {len(meta) + len(req) + len(pieces)} "
+                         f"pieces, not {vocab_size}; lower vocab_size or pass hard_vocab_limit=False")
     chars = [c for c, _ in sorted(req.items(), key=lambda kv: (-kv[1], kv[0]))]
     return build_tokenizer([(p, -float(i)) for i, p in enumerate(pieces + chars)], meta, spec, smp.BPE)

@@ -1,6 +1,7 @@
 """sentencepiece's BPE trainer (bpe_model_trainer.cc of sentencepiece 0.2.3): character-level
 start, an exact count per pair in one priority queue, ties broken by shorter piece then smaller
 string, pieces scored ``-index``."""
+import itertools
 import re
 from collections import Counter, defaultdict
 
@@ -15,8 +16,8 @@ UNK_CHAR = "\u2585"
 WS = "\u2581"
 
 
-# SplitIntoWords' default over sentences joined by "\n": a word starts at a sentence start or a ▁
-_WORDS = re.compile("\u2581[^\u2581\n]*|[^\u2581\n]+")
+# SplitIntoWords' default over sentences joined by "\0": a word starts at a sentence start or a ▁
+_WORDS = re.compile("\u2581[^\u2581\0]*|[^\u2581\0]+")
 
 
 def word_counts(counts, required, spec):
@@ -33,13 +34,13 @@ def word_counts(counts, required, spec):
     rare = re.compile("[" + "".join(re.escape(c) for c in sorted(rare)) + "]") if rare else None
     words = Counter()
     for c, group in groups.items():
-        text = "\n".join(group)
+        text = "\0".join(group)
         if rare is not None:
             text = rare.sub(UNK_CHAR, text)
         if not split:
-            found = Counter(text.split("\n"))
+            found = Counter(text.split("\0"))
         elif suffix or allow:
-            found = Counter(w for sentence in text.split("\n") for w in split_into_words(sentence, suffix, allow))
+            found = Counter(w for sentence in text.split("\0") for w in split_into_words(sentence, suffix, allow))
         else:
             found = Counter(_WORDS.findall(text))
         if c == 1:
@@ -50,7 +51,40 @@ def word_counts(counts, required, spec):
     return words
 
 
-def train_bpe_pieces(counts, required, n_pieces, spec):
+def counted_words(lines, chunk=4096):
+    """``(words, characters)``, both counted, of normalized sentences under sentencepiece's
+    default whitespace handling (a word starts at a sentence start or a ▁), a chunk of
+    sentences at a time, so that the sentences are never held. Words partition their sentence,
+    so the characters are the sentences' (``sentences.required_chars``)."""
+    words, chars = Counter(), Counter()
+    lines = iter(lines)
+    while True:
+        part = list(itertools.islice(lines, chunk))
+        if not part:
+            break
+        text = "\0".join(part)
+        chars.update(text)
+        words.update(_WORDS.findall(text))
+    chars.pop("\0", None)
+    if not words:
+        raise ValueError("train_sentencepiece: the input has no non-empty sentence")
+    return words, chars
+
+
+def without_rare(words, required):
+    """``words`` with the characters ``character_coverage`` drops (not in ``required``) as
+    ``▅``, counted again (as sentencepiece replaces them in its sentences before splitting)."""
+    rare = {c for w in words for c in w} - required.keys()
+    if not rare:
+        return words
+    found = re.compile("[" + "".join(re.escape(c) for c in sorted(rare)) + "]")
+    out = Counter()
+    for w, c in words.items():
+        out[found.sub(UNK_CHAR, w) if found.search(w) else w] += c
+    return out
+
+
+def train_bpe_pieces(words, n_pieces, spec):
     """The merged pieces (list of str) in order, at most ``n_pieces``.
 
     sentencepiece 0.2.3's loop (``bpe_loop.train_pieces`` runs it): every pair of adjacent
@@ -61,13 +95,15 @@ def train_bpe_pieces(counts, required, n_pieces, spec):
     occurs any more). A piece already merged from another pair is dropped, not merged again.
     Occurrences are merged in the order they were found (left to right, then as merges made
     them)."""
-    words = word_counts(counts, required, spec)
     wlist = sorted(words.items(), key=lambda kv: (-kv[1], kv[0]))  # (sentencepiece's Sorted order)
     chars = sorted({c for w, _ in wlist for c in w})
     char_id = {c: i for i, c in enumerate(chars)}
     lens = np.fromiter((len(w) for w, _ in wlist), np.int64, len(wlist))
     woff = np.zeros(len(wlist) + 1, np.int64)
     np.cumsum(lens, out=woff[1:])
+    if 3 * woff[-1] >= 2 ** 31:
+        raise ValueError(f"train_sentencepiece: the distinct words hold {int(woff[-1]):,} characters; BPE training "
+                         "takes at most 700 million (sample the input with input_sentence_size)")
     syms = np.fromiter((char_id[c] for w, _ in wlist for c in w), np.int32, int(woff[-1]))
     wfreq = np.fromiter((c for _, c in wlist), np.int64, len(wlist))
     encoded = [c.encode("utf-8", "surrogatepass") for c in chars]

@@ -128,7 +128,7 @@ def _new_state(n):
     """``G = (ptab, pinfo, ptail, palive, occurrence nodes (position, next), touched, cnt)``,
     with room for the pairs of ``n`` positions."""
     return _reserve((np.full((1024, 2), -1, np.int64), np.empty((16, 4), np.int64), np.empty(16, np.int64),
-                     np.zeros(16, np.uint8), np.empty((16, 2), np.int64), np.empty(16, np.int32),
+                     np.zeros(16, np.uint8), np.empty((16, 2), np.int32), np.empty(16, np.int32),
                      np.zeros(4, np.int64)), n + 16)
 
 
@@ -247,9 +247,9 @@ def train_pieces(syms, woff, wfreq, T, cls, opts, n_pieces):
     the characters), word w ``wfreq[w]`` times. Returns (T with the merged tokens, their ids)."""
     n = syms.shape[0]
     cur = syms.copy()
-    nxt = np.empty(n, np.int64)
-    prv = np.empty(n, np.int64)
-    wid = np.empty(n, np.int64)
+    nxt = np.empty(n, np.int32)   # (int32: positions and occurrences stay below 2**31, checked by the caller)
+    prv = np.empty(n, np.int32)
+    wid = np.empty(n, np.int32)
     for w in range(woff.shape[0] - 1):
         for i in range(woff[w], woff[w + 1]):
             wid[i] = w

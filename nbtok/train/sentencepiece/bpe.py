@@ -56,19 +56,25 @@ def counted_words(lines, chunk=4096):
     default whitespace handling (a word starts at a sentence start or a ▁), a chunk of
     sentences at a time, so that the sentences are never held. Words partition their sentence,
     so the characters are the sentences' (``sentences.required_chars``)."""
-    words, chars = Counter(), Counter()
+    words, hist = Counter(), np.zeros(0x110000, np.int64)
     lines = iter(lines)
     while True:
         part = list(itertools.islice(lines, chunk))
         if not part:
             break
         text = "\0".join(part)
-        chars.update(text)
+        hist += np.bincount(code_points(text), minlength=0x110000)
         words.update(_WORDS.findall(text))
-    chars.pop("\0", None)
+    hist[0] = 0
     if not words:
         raise ValueError("train_sentencepiece: the input has no non-empty sentence")
-    return words, chars
+    present = np.flatnonzero(hist)
+    return words, dict(zip(map(chr, present.tolist()), hist[present].tolist()))
+
+
+def code_points(text):
+    """``uint32[len(text)]``: the code points of ``text`` (lone surrogates included)."""
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
 
 
 def without_rare(words, required):
@@ -96,15 +102,18 @@ def train_bpe_pieces(words, n_pieces, spec):
     Occurrences are merged in the order they were found (left to right, then as merges made
     them)."""
     wlist = sorted(words.items(), key=lambda kv: (-kv[1], kv[0]))  # (sentencepiece's Sorted order)
-    chars = sorted({c for w, _ in wlist for c in w})
-    char_id = {c: i for i, c in enumerate(chars)}
     lens = np.fromiter((len(w) for w, _ in wlist), np.int64, len(wlist))
     woff = np.zeros(len(wlist) + 1, np.int64)
     np.cumsum(lens, out=woff[1:])
     if 3 * woff[-1] >= 2 ** 31:
         raise ValueError(f"train_sentencepiece: the distinct words hold {int(woff[-1]):,} characters; BPE training "
                          "takes at most 700 million (sample the input with input_sentence_size)")
-    syms = np.fromiter((char_id[c] for w, _ in wlist for c in w), np.int32, int(woff[-1]))
+    cps = code_points("".join(w for w, _ in wlist))
+    present = np.unique(cps)
+    chars = [chr(c) for c in present.tolist()]
+    char_id = np.zeros(0x110000, np.int32)
+    char_id[present] = np.arange(present.size, dtype=np.int32)
+    syms = char_id[cps]
     wfreq = np.fromiter((c for _, c in wlist), np.int64, len(wlist))
     encoded = [c.encode("utf-8", "surrogatepass") for c in chars]
     tok_off = np.zeros(len(chars) + 1, np.int64)

@@ -3,12 +3,14 @@ start, an exact count per pair in one priority queue, ties broken by shorter pie
 string, pieces scored ``-index``."""
 import itertools
 import re
+import time
 from collections import Counter, defaultdict
 
 import numpy as np
 
 from .bpe_loop import DIGIT, FORBIDDEN, INHERITED, WS as WS_CLASS, train_pieces
 from .bpe_scripts import script_of
+from .options import progress_log
 from .validity import is_decimal_digit
 from .whitespace import split_into_words, ws_flags
 
@@ -120,7 +122,11 @@ def train_bpe_pieces(words, n_pieces, spec):
     np.cumsum([len(e) for e in encoded], out=tok_off[1:])
     T = (np.frombuffer(b"".join(encoded), np.uint8).copy(), tok_off, np.ones(len(chars), np.int64),
          np.int64(len(chars)))
+    log = progress_log(spec)
+    log(f"bpe: {len(wlist):,} distinct words, {int(woff[-1]):,} characters in them; merging up to {n_pieces:,}")
+    t0 = time.perf_counter()
     T, merged = train_pieces(syms, woff, wfreq, T, char_classes(chars), options_array(spec), np.int64(n_pieces))
+    log(f"bpe: {merged.size:,} pieces in {time.perf_counter() - t0:.1f} s")
     tok_bytes, tok_off = T[0], T[1]
     return [bytes(tok_bytes[tok_off[t]:tok_off[t + 1]]).decode("utf-8", "surrogatepass") for t in merged.tolist()]
 

@@ -146,3 +146,11 @@ def meta_pieces(spec, vocab_size, model_type="unigram"):
         raise ValueError(f"vocab_size {vocab_size} leaves no room besides the {len(meta)} meta pieces")
     return meta
 
+
+def progress_log(spec):
+    """``log(message)``: one line on stderr per training phase, when ``progress`` is on and stderr
+    is a terminal."""
+    import sys
+    if spec["progress"] and getattr(sys.stderr, "isatty", lambda: False)():
+        return lambda msg: print(msg, file=sys.stderr, flush=True)
+    return lambda msg: None

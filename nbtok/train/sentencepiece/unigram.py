@@ -22,7 +22,6 @@ without ``split_by_whitespace`` (``train_unigram_sentences``).
 sentencepiece keeps its counts and scores in float32; nbtok in float64, so pieces whose losses
 or scores tie to float32 precision may be ordered differently.
 """
-import sys
 from collections import Counter
 
 import numpy as np
@@ -30,6 +29,7 @@ import numpy as np
 from . import lattice as L
 from . import seeds as S
 from .bpe_scripts import script_of
+from .options import progress_log
 from .sentences import covering_chars, sentence_chunks
 from .validity import UNK_CHAR, WS, Validity, is_decimal_digit
 from .whitespace import split_into_words, ws_flags
@@ -366,7 +366,7 @@ def _train(chars, rare, units, words, required, vocab_size, n_meta, spec, extra=
     max_len = int(spec["max_sentencepiece_length"])
     model = Pieces(*seeds, max_len)
     desired = int(vocab_size * DESIRED_FACTOR)
-    log = _progress(spec)
+    log = progress_log(spec)
     log(f"unigram: {len(model.pieces)} seed pieces, {len(words.freqs)} distinct words")
     while True:
         for it in range(int(spec["num_sub_iterations"])):
@@ -378,9 +378,3 @@ def _train(chars, rare, units, words, required, vocab_size, n_meta, spec, extra=
     _, _, split = model.alternatives()
     model = model.subset(np.flatnonzero(~split), model.scores[~split])
     return final_pieces(model, required, vocab_size - n_meta, bool(spec["hard_vocab_limit"]))
-
-
-def _progress(spec):
-    if spec["progress"] and getattr(sys.stderr, "isatty", lambda: False)():
-        return lambda msg: print(msg, file=sys.stderr, flush=True)
-    return lambda msg: None

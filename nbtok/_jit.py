@@ -139,7 +139,15 @@ class BatchKernel:
     def __call__(self, *args):
         if _serial_batches:
             return self.serial(*args)
-        return self.parallel(*args)
+        try:
+            return self.parallel(*args)
+        except SystemError as e:
+            # an allocation that fails inside a ``prange`` loop reaches Python as "returned a
+            # result with an exception set", the MemoryError attached: raise that
+            cause = e.__cause__ or e.__context__
+            if isinstance(cause, MemoryError):
+                raise MemoryError(f"{self.__name__}: {cause}") from None
+            raise
 
     def __getattr__(self, name):
         return getattr(self.parallel, name)

@@ -37,6 +37,7 @@ MODELS = {
     "json_t5": ("huggingface", "tokenizers", "hf_tokenizers/t5-small/tokenizer.json"),
     "json_phi3": ("huggingface", "tokenizers", "hf_tokenizers/phi-3-mini/tokenizer.json"),
     "json_roberta": ("huggingface", "tokenizers", "../zoo/roberta/tokenizer.json"),
+    "json_minilm": ("huggingface", "tokenizers", "../zoo/minilm/all-MiniLM-L6-v2/tokenizer.json"),
 }
 PEERS = {"tiktoken": "tiktoken", "sentencepiece": "sentencepiece", "tokenizers": "HF tokenizers"}
 

@@ -152,7 +152,7 @@ def main():
         r = run_cell("nbtok", "bytelevel", "string", args.huge_gb * 1000, args.cap_gb, args.timeout)
         print(f"nbtok byte-level, one {args.huge_gb:g} GB string: {cell_text(r)}", flush=True)
         return
-    print(f"| model | input | nbtok | peer | peer library |")
+    print("| model | input | nbtok | peer | peer library |")
     print("|---|---|---|---|---|", flush=True)
     for model in args.only:
         peer = MODELS[model][1]

@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 import nbtok
 from nbtok.models.bpe import bytelevel as K

@@ -153,6 +153,19 @@ class BatchKernel:
         return getattr(self.parallel, name)
 
 
+@contextlib.contextmanager
+def serial_batches():
+    """Run the block as a forked child would: every batch call goes to its serial twin
+    (compiling it, or loading it from Numba's cache). ``nbtok warmup`` uses it."""
+    global _serial_batches
+    saved = _serial_batches
+    _serial_batches = True
+    try:
+        yield
+    finally:
+        _serial_batches = saved
+
+
 def batch_kernel(func):
     """``@batch_kernel``: ``parallel=True`` so ``prange`` loops run on all cores; called from
     Python only (a ``BatchKernel``, safe in a forked child)."""

@@ -171,3 +171,23 @@ def test_fuzz_every_loader(fmt, fuzz_bases, tmp_path):
     r = fuzz_runner.run_format(fmt, bases, FUZZ_CASES, tmp_path / "work", timeout=120)
     assert not r["errors"] and not r["crashes"] and not r["hangs"], r
     assert r["refused"] > 0, r  # the edits reach what the loader checks
+
+
+def test_byte_fallback_with_a_suffix_does_not_crash():
+    """Found by the long fuzz run (tokenizer_json case 67): a BPE tokenizer.json with byte
+    fallback and an ``end_of_word_suffix`` spelled the suffix's bytes past the word's end, and
+    their spans read scratch that held nothing (a segfault in ``assemble``)."""
+    from nbtok.formats.huggingface import tokenizer_from_config
+    from nbtok.formats.sentencepiece_model import tokenizer_from_proto
+    from nbtok.warmup import _spm_proto
+    cfg = tokenizer_from_proto(_spm_proto(2)).model.to_huggingface_json()
+    assert cfg["model"]["byte_fallback"]
+    cfg["model"]["end_of_word_suffix"] = "\u0000"
+    tok = tokenizer_from_config(cfg)
+    for text in ["hello", "© 1996 – 2009 hé", "zzz 日本"] * 3:
+        ids = tok.encode(text)
+        tok.decode(ids)
+    batch = tok.encode_batch(["© 1996 – 2009", "hello x"], return_offsets=True)
+    n = len("© 1996 – 2009")
+    spans = batch.offsets[batch.row_offsets[0]:batch.row_offsets[1]]
+    assert ((spans >= 0) & (spans <= n) & (spans[:, :1] <= spans[:, 1:])).all(), spans

@@ -78,7 +78,7 @@ def exercise(name, tok):
                 sample(TEXTS[1], alpha=0.5, nbest_size=4, seed=seed)
             except refusals:
                 pass
-    bad = np.array([0, len(tok) + 5], np.int64)
+    bad = np.array([0, tok.vocab_size + 5], np.int64)
     try:
         tok.decode(bad)
     except refusals:

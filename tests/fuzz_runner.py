@@ -410,9 +410,9 @@ def main():
         r = run_format(fmt, root / "bases", args.cases, root / f"work-{fmt}", args.timeout)
         print(f"| {fmt} | {r['cases']} | {r['refused']} | {r['loaded']} | {len(r['errors'])} | {len(r['crashes'])} "
               f"| {len(r['hangs'])} | {time.perf_counter() - t0:.0f} |", flush=True)
-        for kind in ("errors", "crashes", "hangs"):
+        for kind, label in (("errors", "error"), ("crashes", "crash (case, exit code)"), ("hangs", "hang")):
             for item in r[kind][:20]:
-                print(f"    {fmt} {kind[:-1]}: {item}", flush=True)
+                print(f"    {fmt} {label}: {item}", flush=True)
         failed |= bool(r["errors"] or r["crashes"] or r["hangs"])
     sys.exit(1 if failed else 0)
 

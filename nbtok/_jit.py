@@ -139,10 +139,31 @@ class BatchKernel:
     def __call__(self, *args):
         if _serial_batches:
             return self.serial(*args)
-        return self.parallel(*args)
+        try:
+            return self.parallel(*args)
+        except SystemError as e:
+            # an allocation that fails inside a ``prange`` loop reaches Python as "returned a
+            # result with an exception set", the MemoryError attached: raise that
+            cause = e.__cause__ or e.__context__
+            if isinstance(cause, MemoryError):
+                raise MemoryError(f"{self.__name__}: {cause}") from None
+            raise
 
     def __getattr__(self, name):
         return getattr(self.parallel, name)
+
+
+@contextlib.contextmanager
+def serial_batches():
+    """Run the block as a forked child would: every batch call goes to its serial twin
+    (compiling it, or loading it from Numba's cache). ``nbtok warmup`` uses it."""
+    global _serial_batches
+    saved = _serial_batches
+    _serial_batches = True
+    try:
+        yield
+    finally:
+        _serial_batches = saved
 
 
 def batch_kernel(func):

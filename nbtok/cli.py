@@ -6,7 +6,7 @@
     nbtok train   --vocab-size 32000 --output tok.nbtok [--type bytelevel|bpe|unigram] FILE...
     nbtok info    --model FILE
     nbtok convert --model FILE --to native|tiktoken|gpt2|sentencepiece|huggingface --output PATH
-    nbtok warmup  [--all | FEATURE...]                              compile kernels ahead of time
+    nbtok warmup  [--all | FEATURE...] [--no-fork-twins]           compile kernels ahead of time
 
 Every argument is checked before the work starts. Errors are one line on stderr with exit code 1
 (``--debug`` shows the traceback); a closed pipe (``nbtok encode ... | head``) ends quietly.
@@ -286,7 +286,7 @@ def cmd_warmup(args):
     from .warmup import FEATURES, warmup
     names = list(FEATURES) if args.all or not args.features else args.features
     total = 0.0
-    for name, seconds in warmup(names):
+    for name, seconds in warmup(names, fork_twins=not args.no_fork_twins):
         total += seconds
         print(f"{name:14s} {seconds:7.2f} s", file=sys.stderr)
     from ._jit import cache_dir
@@ -356,6 +356,8 @@ def build_parser():
     p.add_argument("features", nargs="*", metavar="FEATURE",
                    help=f"features to compile: {', '.join(FEATURES)} (default: all)")
     p.add_argument("--all", action="store_true", help="every feature")
+    p.add_argument("--no-fork-twins", action="store_true",
+                   help="skip the serial batch kernels a forked child (a DataLoader worker) runs")
     p.set_defaults(func=cmd_warmup)
 
     from .corpus.cli import register as register_corpus

@@ -99,9 +99,13 @@ FEATURES = {"bytelevel": _bytelevel, "sentencepiece": _sentencepiece, "huggingfa
             "train": _train}
 
 
-def warmup(features=None):
+def warmup(features=None, fork_twins=True):
     """Compile (or load from Numba's cache) the kernels of ``features`` (default: all);
-    returns ``[(feature, seconds)]``."""
+    returns ``[(feature, seconds)]``. ``fork_twins``: also the serial twin of each batch
+    kernel, which a child forked after the parent used a batch call runs instead
+    (``nbtok._jit``, "Fork safety"); else a ``DataLoader`` worker compiles them on its first
+    batch."""
+    from ._jit import serial_batches
     names = list(FEATURES) if not features else list(features)
     unknown = [n for n in names if n not in FEATURES]
     if unknown:
@@ -110,5 +114,8 @@ def warmup(features=None):
     for name in names:
         start = time.perf_counter()
         FEATURES[name]()
+        if fork_twins:
+            with serial_batches():
+                FEATURES[name]()
         done.append((name, time.perf_counter() - start))
     return done

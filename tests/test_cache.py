@@ -294,11 +294,13 @@ def test_concurrent_readers_see_whole_files(tmp_path):
     assert seen and files(tmp_path, "") == ["x.arrays"]
 
 
-@pytest.mark.parametrize("n", [1, 255, 256, 4096, 70_000, 1 << 21])
-def test_doc_scratch_matches_the_kernel(n):
+@pytest.mark.parametrize("caps", [(1, 1, 1), (255, 255, 255), (256, 256, 256), (4096, 4096, 4096),
+                                  (70_000, 70_000, 70_000), (1 << 21, 1 << 21, 1 << 21), (1 << 22, 300, 1 << 16),
+                                  (1 << 22, 200, 1 << 16)])
+def test_doc_scratch_matches_the_kernel(caps):
     """``models.bytelevel._new_doc_scratch`` allocates what ``new_doc_scratch`` does: the same
     numba types (``encode_doc`` is not compiled again), shapes, fills and sharing."""
-    ours, kernel = B._new_doc_scratch(n), K.new_doc_scratch(n)
+    ours, kernel = B._new_doc_scratch(*caps), K.new_doc_scratch(*caps)
     assert numba.typeof(ours) == numba.typeof(kernel)
 
     def leaves(t):

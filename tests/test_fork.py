@@ -125,3 +125,47 @@ def test_child_after_use_encodes_like_parent(name, method, tmp_path):
     assert single == expected[0]
     assert batch == expected[1]
     assert batch == single
+
+
+WARMUP_CHILD = r'''
+import os, sys
+import numba.core.event as ev
+from nbtok.warmup import warmup
+from nbtok.models.bpe import bytelevel as K
+warmup(["bytelevel"])
+twin = K.encode_batch._serial
+print("twin compiled" if twin is not None and twin.signatures else "no twin")
+compiled = []
+
+class Listener(ev.Listener):
+    def on_start(self, event):
+        f = getattr((event.data or {}).get("dispatcher"), "py_func", None)
+        compiled.append(getattr(f, "__qualname__", "?"))
+
+    def on_end(self, event):
+        pass
+
+ev.register("numba:compile", Listener())
+import nbtok
+pid = os.fork()
+if pid == 0:
+    nbtok.get_encoding("gpt2").encode_batch(["hello world", "again"])
+    os._exit(3 if compiled else 0)
+_, status = os.waitpid(pid, 0)
+print("child compiled nothing" if os.waitstatus_to_exitcode(status) == 0 else "child compiled")
+'''
+
+
+def test_warmup_prepares_the_forked_childs_serial_kernels():
+    """``nbtok warmup`` also compiles the serial twins, so a forked child's first batch
+    compiles nothing (it took 3 s in such a child with a cold twin)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = str(Path(__file__).resolve().parents[1])
+    env = dict(os.environ, NBTOK_QUIET="1", PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    p = subprocess.run([sys.executable, "-c", WARMUP_CHILD], capture_output=True, text=True, env=env,
+                       timeout=TIMEOUT * 2)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stdout.split("\n")[:2] == ["twin compiled", "child compiled nothing"], p.stdout

@@ -5,6 +5,7 @@ or a crash (the kernels do no bounds checks: the loaders must catch whatever wou
 read out of bounds). Seeded, so a failure reproduces."""
 import copy
 import json
+import os
 import random
 
 import pytest
@@ -145,3 +146,48 @@ def test_damaged_tokenizer_json(kind, tmp_path):
             pass
         loaded += 1
     assert 0 < loaded < 150
+
+
+# ------------------------------------------------------------------ every loader, crash- and hang-proof
+# tests/fuzz_runner.py runs the cases in a worker process with a timeout per case, so that a
+# crash or a hang is counted instead of taking pytest down. NBTOK_FUZZ_CASES sets the cases
+# per format (a long local run: tests/fuzz_runner.py --cases 3000, README "Testing").
+FUZZ_CASES = int(os.environ.get("NBTOK_FUZZ_CASES", "25"))
+
+
+@pytest.fixture(scope="module")
+def fuzz_bases(tmp_path_factory):
+    import fuzz_runner
+    path = tmp_path_factory.mktemp("fuzz") / "bases"
+    return path, fuzz_runner.build_bases(path)
+
+
+@pytest.mark.parametrize("fmt", ["model", "tiktoken", "gpt2", "tokenizer_json", "native"])
+def test_fuzz_every_loader(fmt, fuzz_bases, tmp_path):
+    import fuzz_runner
+    bases, built = fuzz_bases
+    if fmt not in built:
+        pytest.skip(f"the base {fmt} file needs a reference library that is not installed")
+    r = fuzz_runner.run_format(fmt, bases, FUZZ_CASES, tmp_path / "work", timeout=120)
+    assert not r["errors"] and not r["crashes"] and not r["hangs"], r
+    assert r["refused"] > 0, r  # the edits reach what the loader checks
+
+
+def test_byte_fallback_with_a_suffix_does_not_crash():
+    """Found by the long fuzz run (tokenizer_json case 67): a BPE tokenizer.json with byte
+    fallback and an ``end_of_word_suffix`` spelled the suffix's bytes past the word's end, and
+    their spans read scratch that held nothing (a segfault in ``assemble``)."""
+    from nbtok.formats.huggingface import tokenizer_from_config
+    from nbtok.formats.sentencepiece_model import tokenizer_from_proto
+    from nbtok.warmup import _spm_proto
+    cfg = tokenizer_from_proto(_spm_proto(2)).model.to_huggingface_json()
+    assert cfg["model"]["byte_fallback"]
+    cfg["model"]["end_of_word_suffix"] = "\u0000"
+    tok = tokenizer_from_config(cfg)
+    for text in ["hello", "© 1996 – 2009 hé", "zzz 日本"] * 3:
+        ids = tok.encode(text)
+        tok.decode(ids)
+    batch = tok.encode_batch(["© 1996 – 2009", "hello x"], return_offsets=True)
+    n = len("© 1996 – 2009")
+    spans = batch.offsets[batch.row_offsets[0]:batch.row_offsets[1]]
+    assert ((spans >= 0) & (spans <= n) & (spans[:, :1] <= spans[:, 1:])).all(), spans

@@ -286,8 +286,11 @@ class ByteLevelBPE:
         if self.pre.cfg is None:
             return self._encode_fallback(utf8(text), allowed)
         buf = utf8_array(text)
+        P, S = (self.pre.table, self.pre.cfg), self._S(allowed)
+        if buf.shape[0] > K.LONG_TEXT:
+            return self._encode_long(buf, P, S)
         doc = self._doc_scratch(buf.shape[0])
-        args = (buf, self._M, (self.pre.table, self.pre.cfg), self._S(allowed), doc)
+        args = (buf, self._M, P, S, doc)
         ep = self._encode_ep
         if ep is not None:
             # the compiled entry point, called directly: Numba's dispatch over these tuples of
@@ -302,16 +305,26 @@ class ByteLevelBPE:
         return doc[0][:n].copy()
 
     def _doc_scratch(self, n):
-        """This thread's encode scratch, kept between calls up to ``KEEP_SCRATCH_BYTES`` of
-        text: fresh pages cost more than encoding them (a 1 MB text touches ~25 MB of scratch),
-        and the pre-token cache stays warm from one call to the next."""
+        """This thread's encode scratch for texts of up to ``n <= LONG_TEXT`` bytes, kept between
+        calls: fresh pages cost more than encoding them (a 1 MB text touches ~25 MB of
+        scratch), and the pre-token cache stays warm from one call to the next."""
         doc = getattr(self._local, "doc", None)
         if doc is not None and doc[0].shape[0] >= n:
             return doc
-        doc = _new_doc_scratch(max(n, 4096))
-        if n <= KEEP_SCRATCH_BYTES:
-            self._local.doc = doc
+        cap = min(max(n, 4096), K.LONG_TEXT)
+        doc = self._local.doc = _new_doc_scratch(cap, cap, cap)
         return doc
+
+    def _encode_long(self, buf, P, S):
+        """``encode`` of a text over ``LONG_TEXT`` bytes: scratch sized by its longest pre-token
+        (``doc_scratch_caps``, one scanner pass) rather than by its length, not kept, and the
+        ids returned in the output array shrunk in place (no copy)."""
+        doc = _new_doc_scratch(*K.doc_scratch_caps(buf, P, S))
+        n = K.encode_doc(buf, self._M, P, S, doc)
+        out = doc[0]
+        del doc
+        out.resize(n, refcheck=False)  # realloc: a large block shrinks where it is
+        return out
 
     def encode_ordinary(self, text):
         return self.encode(text, allowed_special=(), disallowed_special=())
@@ -438,11 +451,12 @@ class ByteLevelBPE:
         return self._merges
 
 
-def _new_doc_scratch(cap):
+def _new_doc_scratch(cap, piece_cap, ends_cap):
     """``models.bpe.bytelevel.new_doc_scratch`` in NumPy: the same arrays, of the same numba types
     (so the same compiled ``encode_doc``), without loading a kernel to allocate them
     (tests/test_cache.py compares the two)."""
     cap = max(cap, 1)
+    out_cap, cap = cap, max(piece_cap, 1)
     heap = np.empty(3 * cap + 1, np.int64)
     pair_cache = np.empty((PAIR_CACHE_SLOTS, 2), np.int64)  # models.bpe.merge.new_pair_cache
     pair_cache[:, 0] = -1
@@ -453,13 +467,11 @@ def _new_doc_scratch(cap):
     piece = (heap, np.empty(cap + 1, np.int32), np.empty(cap + 1, np.int32), np.empty(cap + 1, np.int64),
              pair_cache, queue)
     slots = K.CACHE_SLOTS  # models.bpe.bytelevel.cache_slots_for
-    while slots < 32768 and slots * 256 < cap:
+    while slots < 32768 and slots * 256 < out_cap:
         slots *= 2
-    return (np.empty(cap, np.int32), np.empty(cap, np.int64), np.empty(cap, np.int32), piece,
+    return (np.empty(out_cap, np.int32), np.empty(max(ends_cap, 1), np.int64), np.empty(cap, np.int32), piece,
             np.zeros((slots, 8), np.int64))
 
-
-KEEP_SCRATCH_BYTES = 1 << 21
 
 # what from_tables accepts: name -> (dtypes, ndim)
 TABLE_TYPES = {name: (tuple(map(np.dtype, dtypes.split())), ndim) for name, dtypes, ndim in (

@@ -394,11 +394,10 @@ class HuggingFaceModel:
         return self.post.trim or any(a["lstrip"] or a["rstrip"] or a["single_word"] for a in self.added)
 
     def _model(self, b, num_threads):
-        if self.kind == "BPE":
-            per_char, extra = self._bpe_per_char, 0
-        else:
-            per_char, extra = 4, 1
-        slot = K.unit_slots(b.U, per_char, extra)
+        # tokens a unit may give beyond one per UTF-8 byte: BPE's byte fallback spells a
+        # character with the prefix's and suffix's bytes too
+        per_char = self._bpe_per_char if self.kind == "BPE" else 4  # the BPE kernel's scratch
+        slot = K.unit_slots(b.U, b.cps, per_char - 4, 1)
         total = max(int(slot[-1]), 1)
         out_ids = np.empty(total, np.int32)
         out_s = np.empty(total, np.int64)

@@ -42,7 +42,11 @@ def unit_bytes(cps, s, e, buf, b2c, cstart):
 
 @kernel
 def _span(b2c, b0, b1, nbytes):
-    """Char span of the byte range [b0, b1) of a word (HF's conversion)."""
+    """Char span of the byte range [b0, b1) of a word (HF's conversion). Byte-fallback tokens
+    of a prefix or suffix (``continuing_subword_prefix``, ``end_of_word_suffix``) are not in
+    the text: their bytes run past the word's end, where ``b2c`` holds nothing (reading it
+    gave garbage spans and a crash): a range past the end is clamped to it."""
+    b1 = min(b1, nbytes)
     if b1 <= b0:
         c = b2c[min(b0, nbytes - 1)] if nbytes > 0 else 0
         return c, c

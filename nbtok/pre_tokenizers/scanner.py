@@ -47,7 +47,10 @@ Kernels:
 
 * ``pretokenize(buf, start, end, table, cfg, out_ends) -> count`` writes the ABSOLUTE end
   offset of each pre-token to ``out_ends[:count]`` (pre-tokens are contiguous and cover
-  ``[start, end)``; ``out_ends`` needs room for ``end - start`` entries).
+  ``[start, end)``). It stops when ``out_ends`` is full: ``end - start`` entries always
+  suffice; with fewer, the scan goes on from ``out_ends[count - 1]`` by another call, with
+  the same ``end`` (each pre-token is found with the whole text after it in view, so the
+  pieces are the same as in one call).
 * ``next_end(buf, i, end, table, cfg) -> int`` the end of the pre-token starting at ``i``.
 * ``pretokenize_batch(buf, offsets, table, cfg, out_ends, counts)``: document d is
   ``buf[offsets[d]:offsets[d+1]]``; its ends go to ``out_ends[offsets[d]:offsets[d]+counts[d]]``
@@ -325,6 +328,7 @@ def next_end(buf, i, end, table, cfg):
 @leaf_kernel
 def pretokenize(buf, start, end, table, cfg, out_ends):
     """Write the absolute end offset of each pre-token of ``buf[start:end]``; return the count.
+    Stops early when ``out_ends`` is full (see the module docstring).
 
     The common ASCII pieces of running text -- `` word``, ``word``, ``,`` / ``.`` / `` (``,
     ``\n`` before text, short digit runs -- are scanned inline here (numba does not inline the
@@ -340,8 +344,9 @@ def pretokenize(buf, start, end, table, cfg, out_ends):
     standalone = contr == CONTR_CASE or contr == CONTR_ICASE or contr == CONTR_ASCII_ICASE
     lmask = L | M if cfg[MARKS] else L
     count = 0
+    room = out_ends.shape[0]
     i = start
-    while i < end:
+    while i < end and count < room:
         b0 = buf[i]
         r = np.int64(-1)
         wp = np.int64(-1)

@@ -56,6 +56,14 @@ CACHE_SLOTS = 4096
 CACHE_KEY_BYTES = 32
 CACHE_IDS = 6
 
+# Scratch of long documents. Up to LONG_TEXT bytes a document's scratch is sized by its length
+# (about 56 bytes per byte, most never touched). A longer one pre-tokenizes in windows of
+# ENDS_WINDOW pre-tokens (``encode_range``) and sizes its merge scratch by its longest
+# pre-token (``longest_pretoken``, one extra scanner pass), so that what it reserves is the
+# output (4 bytes per byte) plus a bounded rest: a 1 GB string used to ask for 24 GiB at once.
+LONG_TEXT = 1 << 21
+ENDS_WINDOW = 1 << 16
+
 
 @kernel
 def new_piece_scratch(cap):
@@ -329,17 +337,72 @@ def find_special(buf, start, end, S):
 
 @inline_kernel
 def encode_range(buf, start, end, M, P, S, out, pos, ends, ids, scratch, cache):
-    """Encode ``buf[start:end]``: split at special tokens, pre-tokenize each segment, BPE each pre-token."""
+    """Encode ``buf[start:end]``: split at special tokens, pre-tokenize each segment, BPE each
+    pre-token. ``ends`` may have room for fewer pre-tokens than a segment has: the scanner
+    stops when it is full and goes on from the last end (same pieces, see pre_tokenizers/scanner.py);
+    ``ids`` and ``scratch`` must hold the longest pre-token (``longest_pretoken``)."""
     seg = start
     while True:
         sp_pos, sp_len, sp_id = find_special(buf, seg, end, S)
-        n = pretokenize(buf, seg, sp_pos, P[0], P[1], ends)
-        pos = encode_pieces(buf, seg, ends, n, M, out, pos, ids, scratch, cache)
+        s = seg
+        while s < sp_pos:
+            n = pretokenize(buf, s, sp_pos, P[0], P[1], ends)
+            pos = encode_pieces(buf, s, ends, n, M, out, pos, ids, scratch, cache)
+            s = ends[n - 1]
         if sp_id < 0:
             return pos
         out[pos] = sp_id
         pos += 1
         seg = sp_pos + sp_len
+
+
+@leaf_kernel
+def longest_pretoken(buf, start, end, P, S, ends):
+    """The length in bytes of the longest pre-token of ``buf[start:end]`` as ``encode_range``
+    splits it (at special tokens ``S``, by the scanner ``P``), with ``ends`` (any size) as room."""
+    longest = 0
+    seg = start
+    while True:
+        sp_pos, sp_len, sp_id = find_special(buf, seg, end, S)
+        s = seg
+        while s < sp_pos:
+            n = pretokenize(buf, s, sp_pos, P[0], P[1], ends)
+            for t in range(n):
+                longest = max(longest, ends[t] - s)
+                s = ends[t]
+        if sp_id < 0:
+            return longest
+        seg = sp_pos + sp_len
+
+
+@kernel
+def worker_scratch_caps(buf, offsets, bounds, w, n_workers, P, S, given_ends, given_offsets):
+    """``(pre-token ends room, merge scratch room)`` for worker ``w`` of ``encode_batch``: its
+    longest document's bytes, unless that is over ``LONG_TEXT``: then a window of ends and
+    room for the longest pre-token of its documents (their length for short ones)."""
+    cap, nbytes = worker_bytes(offsets, bounds, w, n_workers)
+    if cap <= LONG_TEXT:
+        return cap, cap
+    window = np.empty(ENDS_WINDOW, np.int64)
+    longest = 1
+    for c in range(w, bounds.shape[0] - 1, n_workers):
+        for d in range(bounds[c], bounds[c + 1]):
+            s = offsets[d]
+            e = offsets[d + 1]
+            if e - s <= LONG_TEXT:
+                longest = max(longest, e - s)
+            elif given_offsets.shape[0] == 0:
+                longest = max(longest, longest_pretoken(buf, s, e, P, S, window))
+            else:
+                p = s
+                for t in range(given_offsets[d], given_offsets[d + 1]):
+                    q = given_ends[t]
+                    if q < 0:
+                        p = ~q
+                        continue
+                    longest = max(longest, q - p)
+                    p = q
+    return ENDS_WINDOW, longest
 
 
 @batch_kernel
@@ -361,13 +424,17 @@ def encode_batch(buf, offsets, M, P, S, given_ends, given_offsets, n_chunks, n_w
     counts = np.zeros(n_docs, np.int64)
     bounds = chunk_bounds(offsets, n_chunks)
     scan = given_offsets.shape[0] == 0
+    done = np.zeros(n_workers, np.bool_)
     for w in prange(n_workers):
-        cap, nbytes = worker_bytes(offsets, bounds, w, n_workers)
+        nbytes = worker_bytes(offsets, bounds, w, n_workers)[1]
         if nbytes == 0:
+            done[w] = True
             continue
-        ends = np.empty(cap, np.int64)
-        ids = np.empty(cap, np.int32)
-        scratch = new_piece_scratch(cap)
+        ends_cap, piece_cap = worker_scratch_caps(buf, offsets, bounds, w, n_workers, P, S, given_ends,
+                                                  given_offsets)
+        ends = np.empty(ends_cap, np.int64)
+        ids = np.empty(piece_cap, np.int32)
+        scratch = new_piece_scratch(piece_cap)
         cache = new_cache(cache_slots_for(nbytes))
         for c in range(w, n_chunks, n_workers):
             for d in range(bounds[c], bounds[c + 1]):
@@ -379,6 +446,11 @@ def encode_batch(buf, offsets, M, P, S, given_ends, given_offsets, n_chunks, n_w
                     pos = encode_pieces(buf, s, given_ends[e0:], given_offsets[d + 1] - e0, M, out, s, ids,
                                         scratch, cache)
                 counts[d] = pos - s
+        done[w] = True
+    if not done.all():
+        # an allocation failed inside the prange loop: that worker stopped, and the error is
+        # lost (or reaches Python as a SystemError); raise it here, outside the loop
+        raise MemoryError("encode_batch: not enough memory for a worker's scratch")
     return out, counts
 
 
@@ -462,18 +534,32 @@ def byte_pair_table(piece_bytes, piece_offsets, byte_ids, map_keys, map_values, 
 
 
 @kernel
-def new_doc_scratch(cap):
-    """What ``encode_doc`` needs for documents of up to ``cap`` bytes:
+def new_doc_scratch(cap, piece_cap, ends_cap):
+    """What ``encode_doc`` needs for documents of up to ``cap`` bytes whose pre-tokens are at
+    most ``piece_cap`` bytes long, pre-tokenized ``ends_cap`` at a time:
     ``(out, ends, ids, piece scratch, pre-token cache)``."""
     cap = max(cap, 1)
-    return (np.empty(cap, np.int32), np.empty(cap, np.int64), np.empty(cap, np.int32),
-            new_piece_scratch(cap), new_cache(cache_slots_for(cap)))
+    piece_cap = max(piece_cap, 1)
+    return (np.empty(cap, np.int32), np.empty(max(ends_cap, 1), np.int64), np.empty(piece_cap, np.int32),
+            new_piece_scratch(piece_cap), new_cache(cache_slots_for(cap)))
+
+
+@kernel
+def doc_scratch_caps(buf, P, S):
+    """``(out, piece, ends)`` sizes of ``new_doc_scratch`` for encoding ``buf``: all its length
+    up to ``LONG_TEXT`` bytes, else room for its longest pre-token and a window of ends."""
+    n = buf.shape[0]
+    if n <= LONG_TEXT:
+        return n, n, n
+    window = np.empty(ENDS_WINDOW, np.int64)
+    return n, max(longest_pretoken(buf, 0, n, P, S, window), SMALL_PIECE), ENDS_WINDOW
 
 
 @leaf_kernel
 def encode_doc(buf, M, P, S, doc):
     """Encode one document (no thread pool) into ``doc[0]``; returns the number of ids. ``doc``
-    is scratch from ``new_doc_scratch`` of at least ``buf``'s size, and may be reused: its
+    is scratch from ``new_doc_scratch`` with at least the sizes ``doc_scratch_caps`` gives for
+    ``buf``, and may be reused: its
     pre-token cache stays valid for the model. A leaf kernel, so that Python calls it without
     reference counting: unboxing the ~30 arrays of these tuples for a reference-counted kernel
     allocates a record for each, 2 us of the 2.5 us an ``encode("hi")`` took."""
@@ -484,7 +570,8 @@ def encode_doc(buf, M, P, S, doc):
 @kernel
 def encode_one(buf, M, P, S):
     """Encode one document with fresh scratch."""
-    doc = new_doc_scratch(buf.shape[0])
+    out_cap, piece_cap, ends_cap = doc_scratch_caps(buf, P, S)
+    doc = new_doc_scratch(out_cap, piece_cap, ends_cap)
     return doc[0][:encode_doc(buf, M, P, S, doc)].copy()
 
 
@@ -492,8 +579,16 @@ def encode_one(buf, M, P, S):
 def encode_one_ends(buf, ends, M):
     """Encode one segment whose pre-token ends were computed outside (regex fallback)."""
     cap = max(buf.shape[0], 1)
+    longest = SMALL_PIECE
+    p = 0
+    for e in ends:  # the merge scratch holds the longest pre-token (negative: skipped text)
+        if e < 0:
+            p = ~e
+        else:
+            longest = max(longest, e - p)
+            p = e
     out = np.empty(cap, np.int32)
-    ids = np.empty(cap, np.int32)
-    pos = encode_pieces(buf, 0, ends, ends.shape[0], M, out, 0, ids, new_piece_scratch(cap),
+    ids = np.empty(longest, np.int32)
+    pos = encode_pieces(buf, 0, ends, ends.shape[0], M, out, 0, ids, new_piece_scratch(longest),
                         new_cache(cache_slots_for(cap)))
     return out[:pos].copy()

@@ -24,6 +24,7 @@ from ..kernels.runqueue import OPEN_SLOTS
 from ..pre_tokenizers.bytelevel import Pretokenizer
 from ..text import pack_utf8, utf8, utf8_array
 from ..vocab import CONTROL, NORMAL, UNUSED, Vocab, gather_piece_bytes
+from . import bytelevel_tables
 from .bytelevel_tables import build_vocab, byte_ids_of, byte_pairs, check_table_ids, merges_from_table, token_arrays
 
 
@@ -64,8 +65,8 @@ class ByteLevelBPE:
         self._merges = merges
         self._validate()
         if tables is None:
-            pair_codes, pair_values = byte_pairs(vocab, self.byte_ids, self.merge_map)
-            token_filter = K.token_filter(vocab.piece_bytes, vocab.piece_offsets, 1 << 14)
+            pair_codes, pair_values = byte_pairs(vocab, self.byte_ids, self.merge_keys, self.merge_values)
+            token_filter = bytelevel_tables.token_filter(vocab.piece_bytes, vocab.piece_offsets, 1 << 14)
         else:
             pair_codes, pair_values, token_filter = (tables[k] for k in ("pair_codes", "pair_values", "token_filter"))
         self._M = (vocab.piece_bytes, vocab.piece_offsets, vocab.map.slot_ids, vocab.map.slot_hashes,
@@ -75,7 +76,8 @@ class ByteLevelBPE:
         self._bad_ids = vocab.kinds == UNUSED
         self._local = threading.local()
         self._all_special = frozenset(self.special_tokens)
-        self._encode_ep = None  # encode_doc's compiled entry point
+        self._encode_ep = None  # encode_doc's (or encode_long_doc's) compiled entry point
+        self._long_pieces = False  # encode_long_doc from now on (``_encode_dispatched``)
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -294,12 +296,26 @@ class ByteLevelBPE:
             # arrays (typing every argument) costs more than encoding a short text. The argument
             # types are fixed by the model (the text is always a read-only uint8 buffer, the
             # special-token arrays have the same dtypes whichever tokens are allowed)
-            return doc[0][:ep(*args)].copy()
-        n = K.encode_doc(*args)
-        cres = K.encode_doc.overloads.get(tuple(numba.typeof(a) for a in args))
+            n = ep(*args)
+            if n >= 0:
+                return doc[0][:n].copy()
+        return doc[0][:self._encode_dispatched(args)].copy()
+
+    def _encode_dispatched(self, args):
+        """``encode``'s kernel call through Numba's dispatcher (which compiles or loads it), the
+        first time and when the short-text kernel ``encode_doc`` stops at a long pre-token; then
+        ``encode_long_doc`` encodes the text, and every later one (its first compilation is then
+        over, and it is as fast on any text). Keeps the kernel's entry point for ``encode``."""
+        kernel = K.encode_long_doc if self._long_pieces else K.encode_doc
+        n = kernel(*args)
+        if n < 0:
+            self._long_pieces = True
+            kernel = K.encode_long_doc
+            n = kernel(*args)
+        cres = kernel.overloads.get(tuple(numba.typeof(a) for a in args))
         if cres is not None:
             self._encode_ep = cres.entry_point
-        return doc[0][:n].copy()
+        return n
 
     def _doc_scratch(self, n):
         """This thread's encode scratch, kept between calls up to ``KEEP_SCRATCH_BYTES`` of
@@ -468,7 +484,7 @@ TABLE_TYPES = {name: (tuple(map(np.dtype, dtypes.split())), ndim) for name, dtyp
     ("merge_table", "i8", 2), ("byte_ids", "i4", 1), ("pair_codes", "u2 i4", 1), ("pair_values", "i8", 1),
     ("token_filter", "u8", 1))}
 # the code that builds and reads the cached tables: an edit to any of them makes the cache stale
-CACHE_SOURCES = ("arraycache.py", "models/bytelevel.py", "vocab.py", "formats/tiktoken.py",
+CACHE_SOURCES = ("arraycache.py", "models/bytelevel.py", "models/bytelevel_tables.py", "vocab.py", "formats/tiktoken.py",
                  "formats/rankfile.py", "kernels/hashmap.py", "models/bpe/bytelevel.py", "models/bpe/merge.py")
 
 BUNDLED = {"gpt2": ("gpt2.tiktoken.gz", "gpt2", {"<|endoftext|>": 50256})}

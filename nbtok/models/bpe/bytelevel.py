@@ -38,9 +38,10 @@ One document: ``encode_doc`` is the short-text kernel, the pre-tokenizer and the
 loop for pre-tokens of up to 16 bytes (and longer ones the cache has); at any other it stops
 and returns -1, and ``encode_long_doc`` (the same with ``encode_long_piece`` and the merge
 loop) encodes the document. A first ``encode("Hello world")`` so compiles no merge loop, no
-heap and no run queue: 17.4-18.7 s -> about 8 s from empty caches on 2 cores (docs/benchmarks.md,
-"First run and short calls"). ``ByteLevelBPE.encode`` keeps ``encode_long_doc`` once a text
-needed it.
+heap and no run queue (``bpe_piece`` took 5.3 s to compile with its callees, and again inside
+each caller); with the NumPy table builds the README's first command from empty caches takes
+0.44x the CPU time it took (docs/benchmarks.md, "First run and short calls").
+``ByteLevelBPE.encode`` keeps ``encode_long_doc`` once a text needed it.
 
 A batch is one flat buffer + offsets. ``encode_batch`` splits it into chunks dealt
 round-robin to one worker per thread, each with its own scratch, and writes every
@@ -293,9 +294,8 @@ def encode_short_pieces(buf, seg_start, ends, n_ends, M, out, pos, ids, scratch,
     does not have: ``(t, s, pos)``, the ids of the pre-tokens before ``ends[t]`` written to
     ``out[:pos]``, pre-token t (starting at s) not encoded (t == n_ends when all are).
 
-    The short-text kernel ``encode_doc`` is this and the pre-tokenizer, and compiles in half
-    the time of ``encode_long_doc``: no code for long pre-tokens (the merge loop with its heaps,
-    see "First run and short calls" in docs/benchmarks.md)."""
+    The short-text kernel ``encode_doc`` is this and the pre-tokenizer: no code for long
+    pre-tokens (the merge loop with its heaps; see the module docstring)."""
     s = seg_start
     mask = cache.shape[0] - 1
     byte_ids = M[4]
@@ -509,7 +509,7 @@ def encode_doc(buf, M, P, S, doc):
     least ``buf``'s size, and may be reused: its pre-token cache stays valid for the model.
 
     ``encode_range`` with ``encode_short_pieces``, the kernel of a first ``encode("Hello
-    world")``: without the code for long pre-tokens it compiles in about half the time.
+    world")``: without the code for long pre-tokens (see the module docstring).
     A leaf kernel, so that Python calls it without reference counting: unboxing the ~30 arrays
     of these tuples for a reference-counted kernel allocates a record for each, 2 us of the
     2.5 us an ``encode("hi")`` took."""

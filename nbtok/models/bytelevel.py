@@ -484,8 +484,9 @@ TABLE_TYPES = {name: (tuple(map(np.dtype, dtypes.split())), ndim) for name, dtyp
     ("merge_table", "i8", 2), ("byte_ids", "i4", 1), ("pair_codes", "u2 i4", 1), ("pair_values", "i8", 1),
     ("token_filter", "u8", 1))}
 # the code that builds and reads the cached tables: an edit to any of them makes the cache stale
-CACHE_SOURCES = ("arraycache.py", "models/bytelevel.py", "models/bytelevel_tables.py", "vocab.py", "formats/tiktoken.py",
-                 "formats/rankfile.py", "kernels/hashmap.py", "models/bpe/bytelevel.py", "models/bpe/merge.py")
+CACHE_SOURCES = ("arraycache.py", "models/bytelevel.py", "models/bytelevel_tables.py", "vocab.py",
+                 "formats/tiktoken.py", "formats/rankfile.py", "kernels/hashmap.py", "models/bpe/bytelevel.py",
+                 "models/bpe/merge.py")
 
 BUNDLED = {"gpt2": ("gpt2.tiktoken.gz", "gpt2", {"<|endoftext|>": 50256})}
 

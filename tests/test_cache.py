@@ -54,9 +54,12 @@ def forbid_builds(monkeypatch):
 
     def fail(*args, **kwargs):
         raise AssertionError("a build kernel ran")
-    for module, name in [(rankfile, "parse_rank_lines"), (rankfile, "pieces_by_id"), (hashmap, "bytesmap_build"),
-                         (hashmap, "intmap_build"), (vocab, "shortmap_build"), (K, "merge_table_from_ranks"),
-                         (K, "byte_pair_table"), (K, "token_filter"), (K, "new_doc_scratch")]:
+    from nbtok.models import bytelevel as model, bytelevel_tables
+    for module, name in [(rankfile, "parse_rank_lines"), (rankfile, "parse_plain_rank_lines"),
+                         (rankfile, "pieces_by_id"), (hashmap, "bytesmap_build"), (hashmap, "intmap_build"),
+                         (vocab, "shortmap_build"), (model, "merge_table_from_ranks"),
+                         (bytelevel_tables, "byte_pair_table"), (bytelevel_tables, "token_filter"),
+                         (K, "new_doc_scratch")]:
         monkeypatch.setattr(module, name, fail)
 
 

@@ -67,6 +67,9 @@ def read_tiktoken(path, data=None):
         # Whisper's files write an empty token as "=": tiktoken loads it, no text encodes to it;
         # here its rank stays a hole in the vocabulary
         data = b"\n".join(line for line in data.split(b"\n") if not line.startswith(b"= "))
+    arrays = rf.parse_plain_rank_lines(np.frombuffer(data, np.uint8))
+    if arrays is not None:
+        return arrays
     piece_bytes, piece_offsets, ranks, line, error = rf.parse_rank_lines(np.frombuffer(data, np.uint8))
     if error != rf.OK:
         lines = data.splitlines()

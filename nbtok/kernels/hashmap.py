@@ -94,12 +94,22 @@ def intmap_get(keys, values, key, default):
         i = (i + 1) & mask
 
 
-@kernel
 def intmap_build(in_keys, in_values, capacity):
     """Build a map from parallel arrays; on duplicate keys the first occurrence wins.
-    Returns the interleaved ``int64[capacity, 2]`` table."""
+    Returns the interleaved ``int64[capacity, 2]`` table.
+
+    The builders allocate their tables in NumPy and fill them in a kernel: each allocation
+    inside a kernel compiles NumPy's implementation for its dtype and shape, ~0.1-0.2 s apiece
+    on a first run (docs/benchmarks.md, "First run and short calls")."""
     table = np.zeros((capacity, 2), np.int64)
     table[:, 0] = EMPTY
+    _intmap_fill(in_keys, in_values, table)
+    return table
+
+
+@kernel
+def _intmap_fill(in_keys, in_values, table):
+    capacity = table.shape[0]
     keys = table[:, 0]
     values = table[:, 1]
     mask = capacity - 1
@@ -115,7 +125,6 @@ def intmap_build(in_keys, in_values, capacity):
             if k == key:
                 break
             i = (i + 1) & mask
-    return table
 
 
 class IntMap:
@@ -154,15 +163,21 @@ class IntMap:
 
 
 # ---------------------------------------------------------------- bytes -> id
-@kernel
 def bytesmap_build(piece_bytes, piece_offsets, capacity):
     """Index every piece of a ragged byte vocabulary; a repeated piece keeps its lowest id.
 
     Returns ``(slot_ids int32[cap], slot_hashes int64[cap])``; empty slots have id -1.
+    (Allocated here, filled by a kernel: see ``intmap_build``.)
     """
     slot_ids = np.full(capacity, -1, np.int32)
     slot_hashes = np.zeros(capacity, np.int64)
-    mask = capacity - 1
+    _bytesmap_fill(piece_bytes, piece_offsets, slot_ids, slot_hashes)
+    return slot_ids, slot_hashes
+
+
+@kernel
+def _bytesmap_fill(piece_bytes, piece_offsets, slot_ids, slot_hashes):
+    mask = slot_ids.shape[0] - 1
     n = piece_offsets.shape[0] - 1
     for pid in range(n):
         s = piece_offsets[pid]
@@ -178,7 +193,6 @@ def bytesmap_build(piece_bytes, piece_offsets, capacity):
             if slot_hashes[i] == h and _same_bytes(piece_bytes, piece_offsets, other, piece_bytes, s, e):
                 break
             i = (i + 1) & mask
-    return slot_ids, slot_hashes
 
 
 @leaf_kernel
@@ -284,12 +298,18 @@ def short_key_hash(k0, k1, n):
     return np.int64(h >> np.uint64(24))
 
 
-@kernel
 def shortmap_build(piece_bytes, piece_offsets, capacity):
     """``ShortMap`` table ``int64[capacity, 4]``: row = (k0, k1, length | id << 8, 0) for every
-    piece of 1..16 bytes; the key is stored in the row, so a lookup reads one cache line."""
+    piece of 1..16 bytes; the key is stored in the row, so a lookup reads one cache line.
+    (Allocated here, filled by a kernel: see ``intmap_build``.)"""
     table = np.zeros((capacity, 4), np.int64)
-    mask = capacity - 1
+    _shortmap_fill(piece_bytes, piece_offsets, table)
+    return table
+
+
+@kernel
+def _shortmap_fill(piece_bytes, piece_offsets, table):
+    mask = table.shape[0] - 1
     for pid in range(piece_offsets.shape[0] - 1):
         s = piece_offsets[pid]
         e = piece_offsets[pid + 1]
@@ -308,7 +328,6 @@ def shortmap_build(piece_bytes, piece_offsets, capacity):
             if table[i, 0] == k0 and table[i, 1] == k1 and (meta & 255) == n:
                 break  # a repeated piece keeps its lowest id
             i = (i + 1) & mask
-    return table
 
 
 @leaf_kernel

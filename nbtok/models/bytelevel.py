@@ -17,6 +17,7 @@ import numpy as np
 from .. import arraycache
 from ..formats.gpt2 import alphabet_bytes, bytes_to_token
 from .bpe import bytelevel as K
+from .bpe.merge_table import merge_table_from_ranks
 from .bpe.merge import LONG_PIECE, PAIR_CACHE_SLOTS
 from ..kernels.hashmap import BytesMap, IntMap
 from ..kernels.ragged import batch_chunks, compact_ragged
@@ -24,6 +25,7 @@ from ..kernels.runqueue import OPEN_SLOTS
 from ..pre_tokenizers.bytelevel import Pretokenizer
 from ..text import pack_utf8, utf8, utf8_array
 from ..vocab import CONTROL, NORMAL, UNUSED, Vocab, gather_piece_bytes
+from . import bytelevel_tables
 from .bytelevel_tables import build_vocab, byte_ids_of, byte_pairs, check_table_ids, merges_from_table, token_arrays
 
 
@@ -64,8 +66,8 @@ class ByteLevelBPE:
         self._merges = merges
         self._validate()
         if tables is None:
-            pair_codes, pair_values = byte_pairs(vocab, self.byte_ids, self.merge_map)
-            token_filter = K.token_filter(vocab.piece_bytes, vocab.piece_offsets, 1 << 14)
+            pair_codes, pair_values = byte_pairs(vocab, self.byte_ids, self.merge_keys, self.merge_values)
+            token_filter = bytelevel_tables.token_filter(vocab.piece_bytes, vocab.piece_offsets, 1 << 14)
         else:
             pair_codes, pair_values, token_filter = (tables[k] for k in ("pair_codes", "pair_values", "token_filter"))
         self._M = (vocab.piece_bytes, vocab.piece_offsets, vocab.map.slot_ids, vocab.map.slot_hashes,
@@ -75,7 +77,8 @@ class ByteLevelBPE:
         self._bad_ids = vocab.kinds == UNUSED
         self._local = threading.local()
         self._all_special = frozenset(self.special_tokens)
-        self._encode_ep = None  # encode_doc's compiled entry point
+        self._encode_ep = None  # encode_doc's (or encode_long_doc's) compiled entry point
+        self._long_pieces = False  # encode_long_doc from now on (``_encode_dispatched``)
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -92,7 +95,7 @@ class ByteLevelBPE:
         ``where`` names the source in errors."""
         special_tokens = dict(special_tokens or {})
         vocab, rank_of = build_vocab(piece_bytes, piece_offsets, ranks, special_tokens, where)
-        keys, values = K.merge_table_from_ranks(vocab.piece_bytes, vocab.piece_offsets,
+        keys, values = merge_table_from_ranks(vocab.piece_bytes, vocab.piece_offsets,
                                                 vocab.map.slot_ids, vocab.map.slot_hashes, rank_of)
         byte_ids = byte_ids_of(piece_bytes, piece_offsets, ranks)
         return cls(vocab, keys, values, byte_ids, pattern, special_tokens, whole_piece=True)
@@ -297,12 +300,26 @@ class ByteLevelBPE:
             # arrays (typing every argument) costs more than encoding a short text. The argument
             # types are fixed by the model (the text is always a read-only uint8 buffer, the
             # special-token arrays have the same dtypes whichever tokens are allowed)
-            return doc[0][:ep(*args)].copy()
-        n = K.encode_doc(*args)
-        cres = K.encode_doc.overloads.get(tuple(numba.typeof(a) for a in args))
+            n = ep(*args)
+            if n >= 0:
+                return doc[0][:n].copy()
+        return doc[0][:self._encode_dispatched(args)].copy()
+
+    def _encode_dispatched(self, args):
+        """``encode``'s kernel call through Numba's dispatcher (which compiles or loads it), the
+        first time and when the short-text kernel ``encode_doc`` stops at a long pre-token; then
+        ``encode_long_doc`` encodes the text, and every later one (its first compilation is then
+        over, and it is as fast on any text). Keeps the kernel's entry point for ``encode``."""
+        kernel = K.encode_long_doc if self._long_pieces else K.encode_doc
+        n = kernel(*args)
+        if n < 0:
+            self._long_pieces = True
+            kernel = K.encode_long_doc
+            n = kernel(*args)
+        cres = kernel.overloads.get(tuple(numba.typeof(a) for a in args))
         if cres is not None:
             self._encode_ep = cres.entry_point
-        return doc[0][:n].copy()
+        return n
 
     def _doc_scratch(self, n):
         """This thread's encode scratch for texts of up to ``n <= LONG_TEXT`` bytes, kept between
@@ -320,7 +337,7 @@ class ByteLevelBPE:
         (``doc_scratch_caps``, one scanner pass) rather than by its length, not kept, and the
         ids returned in the output array shrunk in place (no copy)."""
         doc = _new_doc_scratch(*K.doc_scratch_caps(buf, P, S))
-        n = K.encode_doc(buf, self._M, P, S, doc)
+        n = K.encode_long_doc(buf, self._M, P, S, doc)
         out = doc[0]
         del doc
         out.resize(n, refcheck=False)  # realloc: a large block shrinks where it is
@@ -480,8 +497,9 @@ TABLE_TYPES = {name: (tuple(map(np.dtype, dtypes.split())), ndim) for name, dtyp
     ("merge_table", "i8", 2), ("byte_ids", "i4", 1), ("pair_codes", "u2 i4", 1), ("pair_values", "i8", 1),
     ("token_filter", "u8", 1))}
 # the code that builds and reads the cached tables: an edit to any of them makes the cache stale
-CACHE_SOURCES = ("arraycache.py", "models/bytelevel.py", "vocab.py", "formats/tiktoken.py",
-                 "formats/rankfile.py", "kernels/hashmap.py", "models/bpe/bytelevel.py", "models/bpe/merge.py")
+CACHE_SOURCES = ("arraycache.py", "models/bytelevel.py", "models/bytelevel_tables.py", "vocab.py",
+                 "formats/tiktoken.py", "formats/rankfile.py", "kernels/hashmap.py", "models/bpe/bytelevel.py",
+                 "models/bpe/merge.py", "models/bpe/merge_table.py")
 
 BUNDLED = {"gpt2": ("gpt2.tiktoken.gz", "gpt2", {"<|endoftext|>": 50256})}
 

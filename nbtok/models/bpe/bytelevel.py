@@ -9,7 +9,7 @@ The model's arrays travel as one tuple ``M`` (see ``ByteLevelBPE.kernel_model``)
                                                               # the vocabulary as is (tiktoken)
          short_map,                                           # ShortMap of the pieces <= 16 bytes
          pair_codes, pair_values,                             # byte pairs (``byte_pair_table``)
-         token_bits)                                          # Bloom filter (``token_filter``)
+         token_bits)                          # Bloom filter (``models/bytelevel_tables.token_filter``)
 
 Special tokens travel as ``S = (sp_bytes, sp_offsets, sp_ids, sp_first)``; ``sp_first[b]``
 is True when some special token starts with byte b.
@@ -27,12 +27,21 @@ that no token holds side by side no merge can ever happen, so BPE of a pre-token
 BPE of its parts between such cuts, and a pre-token with a cut is no token (no whole-piece
 lookup). Base64 and CJK text without spaces fall apart into parts of one to three bytes
 (``encode_cut``); parts of 1-2 bytes are read from the byte-pair table, parts of up to
-16 bytes merge in ``merge_part``, longer ones in the merge loop of models/bpe/merge.py.
+16 bytes merge in ``encode_small_part``, longer ones in the merge loop of models/bpe/merge.py.
 tiktoken's whole-piece lookup (a pre-token that is a token is that token): a pre-token of up to
 16 bytes that the cache does not have, has no cut and may be a token by a Bloom filter of the
 vocabulary is looked up before BPE (most such English pre-tokens are tokens, and one probe
 replaces BPE's lookups in the merge table); a longer one only after BPE, and only when BPE
 left it in one part of more than one token.
+
+One document: ``encode_doc`` is the short-text kernel, the pre-tokenizer and the pre-token
+loop for pre-tokens of up to 16 bytes (and longer ones the cache has); at any other it stops
+and returns -1, and ``encode_long_doc`` (the same with ``encode_long_piece`` and the merge
+loop) encodes the document. A first ``encode("Hello world")`` so compiles no merge loop, no
+heap and no run queue (``bpe_piece`` took 5.3 s to compile with its callees, and again inside
+each caller); with the NumPy table builds the README's first command from empty caches takes
+0.44x the CPU time it took (docs/benchmarks.md, "First run and short calls").
+``ByteLevelBPE.encode`` keeps ``encode_long_doc`` once a text needed it.
 
 A batch is one flat buffer + offsets. ``encode_batch`` splits it into chunks dealt
 round-robin to one worker per thread, each with its own scratch, and writes every
@@ -45,8 +54,7 @@ from numba import prange
 from ..._jit import batch_kernel, inline_kernel, kernel, leaf_kernel
 from .merge import (LONG_PIECE, LOW32, SMALL_PIECE, cached_table_pairs, merge_piece, merge_scan, new_pair_cache,
                     new_scratch)
-from ...kernels.hashmap import (FNV_OFFSET, SHORT_KEY_BYTES, bytesmap_get, bytesmap_get_hashed, fnv_finish, fnv_step,
-                                intmap_get, pack_key, pack_word, short_key_hash, shortmap_get)
+from ...kernels.hashmap import SHORT_KEY_BYTES, bytesmap_get, pack_word, short_key_hash, shortmap_get
 from ...pre_tokenizers.scanner import pretokenize
 from ...kernels.ragged import chunk_bounds, worker_bytes
 from ...kernels.runqueue import runqueue_over
@@ -99,24 +107,31 @@ def cache_slot(k0, k1, k2, k3, n, mask):
 
 
 @inline_kernel
-def encode_miss(buf, start, end, k0, k1, k2, k3, row, M, out, pos, ids, scratch, cache):
-    """Encode a pre-token of at most 32 bytes the cache did not have (packed key k0..k3,
-    cache row ``row``) and remember it there."""
+def encode_miss(buf, start, end, k0, k1, row, M, out, pos, ids, scratch, cache):
+    """Encode a pre-token of at most 16 bytes the cache did not have (packed key k0, k1, cache
+    row ``row``) and remember it there. Inlined: as a call of its own the first ``encode``
+    compiles 0.75 s less (Numba's inlining copies the inlined code once more at each level),
+    but a megabyte of English encodes 6-8% slower (a call passing the model's tuples per miss)."""
     n = end - start
-    if n > SHORT_KEY_BYTES:
-        new_pos = encode_uncached(buf, start, end, M, out, pos, ids, scratch)
+    cut = first_cut(buf, start + 1, end, M[9])
+    whole = -1
+    if M[7][0] and cut == end and maybe_token(M[11], k0, k1, n):
+        # tiktoken: a pre-token that is a token is that token. Most short English pre-tokens
+        # the cache has not seen are, and one probe replaces BPE's lookups in the merge table
+        whole = shortmap_get(M[8], k0, k1, n)
+    if whole >= 0:
+        out[pos] = whole
+        new_pos = pos + 1
     else:
-        cut = first_cut(buf, start + 1, end, M[9])
-        whole = -1
-        if M[7][0] and cut == end and maybe_token(M[11], k0, k1, n):
-            # tiktoken: a pre-token that is a token is that token. Most short English pre-tokens
-            # the cache has not seen are, and one probe replaces BPE's lookups in the merge table
-            whole = shortmap_get(M[8], k0, k1, n)
-        if whole >= 0:
-            out[pos] = whole
-            new_pos = pos + 1
-        else:
-            new_pos = encode_cut(buf, start, end, cut, M, out, pos, ids, scratch)[0]
+        new_pos = encode_short_cut(buf, start, end, cut, M, out, pos, ids, scratch)
+    remember(cache, row, k0, k1, 0, 0, n, out, pos, new_pos)
+    return new_pos
+
+
+@inline_kernel
+def remember(cache, row, k0, k1, k2, k3, n, out, pos, new_pos):
+    """Keep the ids ``out[pos:new_pos]`` of the pre-token with packed key k0..k3 (``n`` bytes)
+    in cache row ``row``, if they fit in it."""
     count = new_pos - pos
     if count <= CACHE_IDS:
         cache[row, 0] = k0
@@ -128,6 +143,20 @@ def encode_miss(buf, start, end, k0, k1, k2, k3, row, M, out, pos, ids, scratch,
             lo = np.int64(out[pos + 2 * w]) if 2 * w < count else 0
             hi = np.int64(out[pos + 2 * w + 1]) if 2 * w + 1 < count else 0
             cache[row, 5 + w] = lo | (hi << 32)
+
+
+@leaf_kernel
+def encode_long_piece(buf, start, end, M, out, pos, ids, scratch, cache):
+    """Encode a pre-token longer than 16 bytes that the cache did not have (``encode_uncached``),
+    and remember it there if it has at most 32 bytes."""
+    new_pos = encode_uncached(buf, start, end, M, out, pos, ids, scratch)
+    n = end - start
+    if n <= CACHE_KEY_BYTES:
+        k0 = pack_word(buf, start, start + 8)
+        k1 = pack_word(buf, start + 8, start + 16)
+        k2 = pack_word(buf, start + 16, min(end, start + 24))
+        k3 = pack_word(buf, start + 24, end)
+        remember(cache, cache_slot(k0, k1, k2, k3, n, cache.shape[0] - 1), k0, k1, k2, k3, n, out, pos, new_pos)
     return new_pos
 
 
@@ -148,23 +177,9 @@ def encode_uncached(buf, start, end, M, out, pos, ids, scratch):
 
 @leaf_kernel
 def maybe_token(bits, k0, k1, n):
-    """False when no token of 2..16 bytes has the packed key (k0, k1, n) (``token_filter``)."""
+    """False when no token of 2..16 bytes has the packed key (k0, k1, n) (``bytelevel_tables.token_filter``)."""
     h = short_key_hash(k0, k1, n)
     return (bits[(h >> 6) & (bits.shape[0] - 1)] >> np.uint64(h & 63)) & np.uint64(1) != 0
-
-
-@kernel
-def token_filter(piece_bytes, piece_offsets, words):
-    """A one-hash Bloom filter (``uint64[words]``) of the pieces of 2..16 bytes."""
-    bits = np.zeros(words, np.uint64)
-    for t in range(piece_offsets.shape[0] - 1):
-        s = piece_offsets[t]
-        e = piece_offsets[t + 1]
-        if 2 <= e - s <= SHORT_KEY_BYTES:
-            k0, k1 = pack_key(piece_bytes, s, e)
-            h = short_key_hash(k0, k1, e - s)
-            bits[(h >> 6) & (words - 1)] |= np.uint64(1) << np.uint64(h & 63)
-    return bits
 
 
 @inline_kernel
@@ -176,7 +191,7 @@ def first_cut(buf, start, end, codes):
     return end
 
 
-@leaf_kernel
+@inline_kernel
 def encode_cut(buf, start, end, cut, M, out, pos, ids, scratch):
     """BPE of ``buf[start:end]`` (no whole-piece lookup), part by part: a cut is a position p
     where no token contains the bytes ``buf[p - 1] buf[p]`` (``M[9]`` code 0). No merge ever
@@ -195,9 +210,33 @@ def encode_cut(buf, start, end, cut, M, out, pos, ids, scratch):
 
 
 @inline_kernel
+def encode_short_cut(buf, start, end, cut, M, out, pos, ids, scratch):
+    """``encode_cut`` of a pre-token of at most ``SMALL_PIECE`` bytes (parts by
+    ``encode_small_part``); returns the new pos."""
+    s = start
+    while s < end:
+        pos = encode_small_part(buf, s, cut, M, out, pos, ids, scratch)
+        s = cut
+        cut = first_cut(buf, s + 1, end, M[9])
+    return pos
+
+
+@inline_kernel
 def encode_part(buf, start, end, M, out, pos, ids, scratch):
-    """BPE of ``buf[start:end]``: one and two bytes from the byte-pair table, up to
-    ``SMALL_PIECE`` by ``merge_part``, longer ones by the merge loop (models/bpe/merge.py)."""
+    """BPE of ``buf[start:end]``: up to ``SMALL_PIECE`` bytes by ``encode_small_part``, longer
+    ones by the merge loop (models/bpe/merge.py)."""
+    if end - start <= SMALL_PIECE:
+        return encode_small_part(buf, start, end, M, out, pos, ids, scratch)
+    return bpe_piece(buf, start, end, M, out, pos, ids, scratch)
+
+
+@inline_kernel
+def encode_small_part(buf, start, end, M, out, pos, ids, scratch):
+    """BPE of ``buf[start:end]`` (at most ``SMALL_PIECE`` bytes): one and two bytes from the
+    byte-pair table, longer ones by ``merge_small`` of models/bpe/merge.py with its first pass
+    read from the byte-pair table instead of the merge table. (That pass was a function of its
+    own, ``merge_part``: one level less of Numba inlining, which copies the inlined code at
+    each level, saves ~0.2 s of a first run's compilation.)"""
     n = end - start
     byte_ids = M[4]
     if n == 1:
@@ -211,24 +250,18 @@ def encode_part(buf, start, end, M, out, pos, ids, scratch):
         out[pos] = byte_ids[buf[start]]
         out[pos + 1] = byte_ids[buf[start + 1]]
         return pos + 2
-    if n <= SMALL_PIECE:
-        m = merge_part(buf, start, n, byte_ids, M[9], M[10], M[5], M[6], scratch[4], ids, scratch[3])
-        for k in range(m):
-            out[pos + k] = ids[k]
-        return pos + m
-    return bpe_piece(buf, start, end, M, out, pos, ids, scratch)
-
-
-@inline_kernel
-def merge_part(buf, start, n, byte_ids, codes, pair_values, map_keys, map_values, pair_cache, ids, pair_at):
-    """BPE of ``n`` (3..SMALL_PIECE) bytes into ``ids[:m]``, returns m: ``merge_small`` of
-    models/bpe/merge.py with its first pass read from the byte-pair table instead of the merge table."""
+    codes = M[9]
+    pair_values = M[10]
+    pair_at = scratch[3]
     for k in range(n):
         ids[k] = byte_ids[buf[start + k]]
     for i in range(n - 1):
         code = codes[(np.int64(buf[start + i]) << 8) | np.int64(buf[start + i + 1])]
         pair_at[i] = pair_values[code - 2] if code >= 2 else np.int64(-1)
-    return merge_scan(ids, n, pair_at, cached_table_pairs, (map_keys, map_values, pair_cache))
+    m = merge_scan(ids, n, pair_at, cached_table_pairs, (M[5], M[6], scratch[4]))
+    for k in range(m):
+        out[pos + k] = ids[k]
+    return pos + m
 
 
 @leaf_kernel
@@ -249,7 +282,27 @@ def bpe_piece(buf, start, end, M, out, pos, ids, scratch):
 def encode_pieces(buf, seg_start, ends, n_ends, M, out, pos, ids, scratch, cache):
     """Encode consecutive pre-tokens ending at ``ends[:n_ends]``, the first starting at seg_start.
     A negative end ``~e`` marks text the pattern did not match (regex fallback): it is skipped,
-    as tiktoken drops it."""
+    as tiktoken drops it. ``encode_short_pieces``, and ``encode_long_piece`` where it stops."""
+    s = seg_start
+    t = 0
+    while True:
+        done, s, pos = encode_short_pieces(buf, s, ends[t:], n_ends - t, M, out, pos, ids, scratch, cache)
+        t += done
+        if t == n_ends:
+            return pos
+        pos = encode_long_piece(buf, s, ends[t], M, out, pos, ids, scratch, cache)
+        s = ends[t]
+        t += 1
+
+
+@inline_kernel
+def encode_short_pieces(buf, seg_start, ends, n_ends, M, out, pos, ids, scratch, cache):
+    """``encode_pieces`` up to the first pre-token longer than 16 bytes that the pre-token cache
+    does not have: ``(t, s, pos)``, the ids of the pre-tokens before ``ends[t]`` written to
+    ``out[:pos]``, pre-token t (starting at s) not encoded (t == n_ends when all are).
+
+    The short-text kernel ``encode_doc`` is this and the pre-tokenizer: no code for long
+    pre-tokens (the merge loop with its heaps; see the module docstring)."""
     s = seg_start
     mask = cache.shape[0] - 1
     byte_ids = M[4]
@@ -282,9 +335,7 @@ def encode_pieces(buf, seg_start, ends, n_ends, M, out, pos, ids, scratch, cache
                 s = e
                 continue
         if n > CACHE_KEY_BYTES:
-            pos = encode_uncached(buf, s, e, M, out, pos, ids, scratch)
-            s = e
-            continue
+            return t, s, pos
         # the pre-token cache probe, here in the loop: a call passing the model and scratch
         # tuples costs more than a hit (~4x on one-byte pieces)
         k0 = pack_word(buf, s, min(e, s + 8))
@@ -299,10 +350,12 @@ def encode_pieces(buf, seg_start, ends, n_ends, M, out, pos, ids, scratch, cache
                 word = cache[row, 5 + (k >> 1)]
                 out[pos + k] = (word >> 32) if k & 1 else (word & 0xFFFFFFFF)
             pos += count
+        elif n > SHORT_KEY_BYTES:
+            return t, s, pos
         else:
-            pos = encode_miss(buf, s, e, k0, k1, k2, k3, row, M, out, pos, ids, scratch, cache)
+            pos = encode_miss(buf, s, e, k0, k1, row, M, out, pos, ids, scratch, cache)
         s = e
-    return pos
+    return n_ends, s, pos
 
 
 @leaf_kernel
@@ -455,85 +508,6 @@ def encode_batch(buf, offsets, M, P, S, given_ends, given_offsets, n_chunks, n_w
 
 
 @kernel
-def _split_range(distinct_lengths, length):
-    """``(lo, hi)``: the lengths of a left part worth trying when splitting a token of
-    ``length`` bytes into two tokens. Each part is a token shorter than the whole, so no longer
-    than ``p``, the longest token length below ``length``: ``length - p <= left <= p``."""
-    i = np.searchsorted(distinct_lengths, length) - 1
-    p = distinct_lengths[i] if i >= 0 else 0
-    return max(1, length - p), min(length - 1, p)
-
-
-@kernel
-def merge_table_from_ranks(piece_bytes, piece_offsets, slot_ids, slot_hashes, ranks):
-    """tiktoken semantics: every split of a token into two tokens is a merge to it, ranked by
-    the token's rank. Returns parallel ``(keys, values)`` for ``IntMap``.
-
-    Near-linear in the vocabulary's bytes whatever its longest token (hashing both parts of
-    every split was quadratic: a 64 KB token took 14 s, 1 MB about 40 min): a token is split
-    only where both parts can be tokens (``_split_range``), the hashes of its left parts come
-    from one pass over it (``fnv_step``), and the right part is hashed only when the left one
-    is a token."""
-    n = piece_offsets.shape[0] - 1
-    lengths = piece_offsets[1:] - piece_offsets[:-1]
-    distinct = np.unique(lengths)
-    total = 0
-    for t in range(n):
-        lo, hi = _split_range(distinct, lengths[t])
-        total += max(hi - lo + 1, 0)
-    keys = np.empty(total, np.int64)
-    values = np.empty(total, np.int64)
-    m = 0
-    for t in range(n):
-        s = piece_offsets[t]
-        e = piece_offsets[t + 1]
-        lo, hi = _split_range(distinct, e - s)
-        if ranks[t] < 0 or lo > hi:
-            continue
-        h = FNV_OFFSET
-        for j in range(s, s + lo - 1):
-            h = fnv_step(h, piece_bytes[j])
-        for cut in range(lo, hi + 1):
-            k = s + cut
-            h = fnv_step(h, piece_bytes[k - 1])
-            left = bytesmap_get_hashed(slot_ids, slot_hashes, piece_bytes, piece_offsets, piece_bytes, s, k,
-                                       fnv_finish(h, cut))
-            if left < 0 or ranks[left] < 0:
-                continue
-            right = bytesmap_get(slot_ids, slot_hashes, piece_bytes, piece_offsets, piece_bytes, k, e)
-            if right < 0 or ranks[right] < 0:
-                continue
-            keys[m] = (np.int64(left) << 32) | right
-            values[m] = (np.int64(ranks[t]) << 32) | t
-            m += 1
-    return keys[:m], values[:m]
-
-
-@kernel
-def byte_pair_table(piece_bytes, piece_offsets, byte_ids, map_keys, map_values, codes):
-    """Fill ``codes`` (``[65536]``, indexed ``a << 8 | b``) for every byte pair: 0 when no
-    token contains the bytes ``a b`` (a cut, see ``first_cut``), 1 when some token does but
-    the single-byte tokens of a and b do not merge, ``k + 2`` when they merge and the
-    merge-table value is ``values[k]``. Returns ``values``."""
-    codes[:] = 0
-    for t in range(piece_offsets.shape[0] - 1):
-        for k in range(piece_offsets[t] + 1, piece_offsets[t + 1]):
-            codes[(np.int64(piece_bytes[k - 1]) << 8) | np.int64(piece_bytes[k])] = 1
-    values = np.empty(65536, np.int64)
-    m = 0
-    for pair in range(65536):
-        if codes[pair] == 0:
-            continue
-        key = (np.int64(byte_ids[pair >> 8]) << 32) | np.int64(byte_ids[pair & 255])
-        v = intmap_get(map_keys, map_values, key, np.int64(-1))
-        if v >= 0:
-            values[m] = v
-            m += 1
-            codes[pair] = m + 1
-    return values[:m].copy()
-
-
-@kernel
 def new_doc_scratch(cap, piece_cap, ends_cap):
     """What ``encode_doc`` needs for documents of up to ``cap`` bytes whose pre-tokens are at
     most ``piece_cap`` bytes long, pre-tokenized ``ends_cap`` at a time:
@@ -557,12 +531,41 @@ def doc_scratch_caps(buf, P, S):
 
 @leaf_kernel
 def encode_doc(buf, M, P, S, doc):
-    """Encode one document (no thread pool) into ``doc[0]``; returns the number of ids. ``doc``
-    is scratch from ``new_doc_scratch`` with at least the sizes ``doc_scratch_caps`` gives for
-    ``buf``, and may be reused: its
-    pre-token cache stays valid for the model. A leaf kernel, so that Python calls it without
-    reference counting: unboxing the ~30 arrays of these tuples for a reference-counted kernel
-    allocates a record for each, 2 us of the 2.5 us an ``encode("hi")`` took."""
+    """Encode one document (no thread pool) into ``doc[0]``; returns the number of ids, or -1
+    when the document has a pre-token longer than 16 bytes that the pre-token cache does not
+    have: then ``encode_long_doc`` encodes it. ``doc`` is scratch from ``new_doc_scratch`` with
+    at least the sizes ``doc_scratch_caps`` gives for ``buf``, and may be reused: its pre-token
+    cache stays valid for the model. Pre-token ends are found a window of ``doc[1]`` at a time,
+    as in ``encode_range``.
+
+    ``encode_range`` with ``encode_short_pieces``, the kernel of a first ``encode("Hello
+    world")``: without the code for long pre-tokens it compiles in about half the time.
+    A leaf kernel, so that Python calls it without reference counting: unboxing the ~30 arrays
+    of these tuples for a reference-counted kernel allocates a record for each, 2 us of the
+    2.5 us an ``encode("hi")`` took."""
+    out, ends, ids, scratch, cache = doc
+    end = buf.shape[0]
+    seg = 0
+    pos = 0
+    while True:
+        sp_pos, sp_len, sp_id = find_special(buf, seg, end, S)
+        s = seg
+        while s < sp_pos:
+            n = pretokenize(buf, s, sp_pos, P[0], P[1], ends)
+            done, _, pos = encode_short_pieces(buf, s, ends, n, M, out, pos, ids, scratch, cache)
+            if done < n:
+                return -1
+            s = ends[n - 1]
+        if sp_id < 0:
+            return pos
+        out[pos] = sp_id
+        pos += 1
+        seg = sp_pos + sp_len
+
+
+@leaf_kernel
+def encode_long_doc(buf, M, P, S, doc):
+    """``encode_doc`` for any document (long pre-tokens included); returns the number of ids."""
     out, ends, ids, scratch, cache = doc
     return encode_range(buf, 0, buf.shape[0], M, P, S, out, 0, ends, ids, scratch, cache)
 
@@ -572,7 +575,7 @@ def encode_one(buf, M, P, S):
     """Encode one document with fresh scratch."""
     out_cap, piece_cap, ends_cap = doc_scratch_caps(buf, P, S)
     doc = new_doc_scratch(out_cap, piece_cap, ends_cap)
-    return doc[0][:encode_doc(buf, M, P, S, doc)].copy()
+    return doc[0][:encode_long_doc(buf, M, P, S, doc)].copy()
 
 
 @kernel

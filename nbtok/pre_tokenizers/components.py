@@ -179,3 +179,23 @@ def build_pre_tokenizer(cfg):
         sp.cfg = cfg
         return sp
     raise NotImplementedError(f"tokenizer.json pre-tokenizer {t!r} is not supported by nbtok")
+
+
+def pre_tokenize_str(pre, text):
+    """The splits of ``text`` by the pre-tokenizer ``pre`` (from ``build_pre_tokenizer``), as
+    HF's ``pre_tokenize_str``: ``[(split, (start, end))]``, char offsets into ``text``.
+
+    Examples:
+        >>> pre_tokenize_str(build_pre_tokenizer({"type": "WhitespaceSplit"}), "a  bc")
+        [('a', (0, 1)), ('bc', (3, 5))]
+    """
+    from ..normalizers.components import _single_batch
+    b = _single_batch(text)
+    if pre is not None:
+        pre.apply(b)
+    out = []
+    for u in range(len(b.U)):
+        s, e = int(b.U[u, K.START]), int(b.U[u, K.END])
+        if e > s:
+            out.append((b.unit_str(u), (int(b.a_s[s]), int(b.a_e[e - 1]))))
+    return out

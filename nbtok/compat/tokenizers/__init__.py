@@ -123,7 +123,8 @@ class Tokenizer:
         self.encode_special_tokens = st["encode_special_tokens"]
 
     def __repr__(self):
-        return f"Tokenizer(version={self._cfg['version']!r}, model={self.model!r})"
+        from ._component import repr_json
+        return "Tokenizer(" + ", ".join(f"{k}={repr_json(v)}" for k, v in self._cfg.items()) + ")"
 
     # ------------------------------------------------------------------ components
     def _changed(self):

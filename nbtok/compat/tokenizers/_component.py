@@ -94,8 +94,7 @@ class Component:
         object.__setattr__(self, "_json", json.loads(state))
 
     def __repr__(self):
-        args = ", ".join(f"{n}={getattr(self, n)!r}" for n, _, _ in self._fields)
-        return f"{type(self).__name__}({args})"
+        return repr_json(self._json)
 
     def __eq__(self, other):
         return type(self) is type(other) and self._json == other._json
@@ -159,5 +158,45 @@ class SequenceMixin:
     def __len__(self):
         return len(self._json[self._items_key])
 
-    def __repr__(self):
-        return f"Sequence([{', '.join(repr(self[i]) for i in range(len(self)))}])"
+    def __setitem__(self, i, value):
+        base = type(self).__mro__[2]
+        if not isinstance(value, base):
+            raise TypeError(f"a {base.__name__} is needed")
+        self._json[self._items_key][i] = value._json
+        EDITS[0] += 1
+
+
+def repr_json(v):
+    """HF's ``repr`` of a component / tokenizer.json value: ``Name(key=value, ...)``."""
+    if v is None:
+        return "None"
+    if isinstance(v, bool):
+        return "True" if v else "False"
+    if isinstance(v, str):
+        return '"' + v + '"'
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(map(repr_json, v)) + "]"
+    if isinstance(v, dict):
+        if "type" in v and isinstance(v["type"], str):
+            return v["type"] + "(" + ", ".join(f"{k}={_enum(k, x)}" for k, x in v.items() if k != "type") + ")"
+        if len(v) == 1 and next(iter(v)) in ("Regex", "String") and isinstance(next(iter(v.values())), str):
+            name, body = next(iter(v.items()))
+            return f'{name}("{body}")'
+        if len(v) == 1 and next(iter(v)) in ("Sequence", "SpecialToken") and isinstance(next(iter(v.values())), dict):
+            name, body = next(iter(v.items()))
+            return name + "(" + ", ".join(f"{k}={x if name == 'Sequence' and k == 'id' else repr_json(x)}"
+                                          for k, x in body.items()) + ")"
+        if v and all(isinstance(x, dict) and set(x) == {"id", "ids", "tokens"} for x in v.values()):
+            return "{" + ", ".join(f'"{k}":SpecialToken(' + ", ".join(f"{a}={repr_json(b)}" for a, b in x.items()) + ")"
+                                   for k, x in v.items()) + "}"
+        return "{" + ", ".join(f'"{k}":{repr_json(x)}' for k, x in v.items()) + "}"
+    return repr(v)
+
+
+def _enum(key, x):
+    """Rust's Debug writes enum values bare: ``behavior=Isolated``, ``prepend_scheme=Always``."""
+    if key == "behavior" and isinstance(x, str):
+        return x
+    if key == "prepend_scheme" and isinstance(x, str):
+        return x.capitalize()
+    return repr_json(x)

@@ -48,7 +48,7 @@ class Metaspace(Decoder):
 
     def _to_json(self, name, value):
         if name == "replacement" and (not isinstance(value, str) or len(value) != 1):
-            raise ValueError("replacement must be a character")
+            raise ValueError("expected a string of length 1")
         if name == "prepend_scheme" and value not in ("always", "never", "first"):
             raise ValueError(f"{value} is an unknown variant, should be one of ['first', 'never', 'always']")
         return value
@@ -125,7 +125,7 @@ class DecodeStream:
             p = decode(self._ids)
             if not p.endswith("\ufffd"):
                 self._prefix, self._prefix_index = p, len(self._ids)
-        self._ids.extend(new)
+        self._ids = self._ids + new
         text = decode(self._ids)
         if len(text.encode("utf-8", "surrogatepass")) > len(self._prefix.encode("utf-8", "surrogatepass")) \
                 and not text.endswith("\ufffd"):

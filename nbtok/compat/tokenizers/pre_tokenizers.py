@@ -8,7 +8,7 @@ Examples:
     >>> pre_tokenizers.Whitespace().pre_tokenize_str("Hi, you")
     [('Hi', (0, 2)), (',', (2, 3)), ('you', (4, 7))]
 """
-from ._component import Component, SequenceMixin, pattern_json, pattern_value
+from ._component import Component, SequenceMixin, pattern_json
 
 __all__ = ["PreTokenizer", "ByteLevel", "Split", "Metaspace", "WhitespaceSplit", "Whitespace",
            "BertPreTokenizer", "Punctuation", "Digits", "CharDelimiterSplit", "Sequence"]
@@ -50,7 +50,7 @@ class ByteLevel(PreTokenizer):
     _fields = (("add_prefix_space", "add_prefix_space", True), ("use_regex", "use_regex", True),
                ("trim_offsets", "trim_offsets", True))
 
-    def __init__(self, add_prefix_space=True, use_regex=True, trim_offsets=True):
+    def __init__(self, add_prefix_space=True, use_regex=True, trim_offsets=True, **kwargs):
         super().__init__(add_prefix_space=add_prefix_space, use_regex=use_regex, trim_offsets=trim_offsets)
         js = self._json
         object.__setattr__(self, "_json", {"type": "ByteLevel", "add_prefix_space": js["add_prefix_space"],
@@ -77,9 +77,18 @@ class Split(PreTokenizer):
             return _behavior(value)
         return bool(value)
 
-    def _from_json_value(self, name, value):
+    # (HF's Split has no readable or writable ``pattern``)
+    def __getattr__(self, name):
         if name == "pattern":
-            return pattern_value(value)
+            raise AttributeError("'Split' object has no attribute 'pattern'")
+        return super().__getattr__(name)
+
+    def __setattr__(self, name, value):
+        if name == "pattern":
+            raise AttributeError("'Split' object attribute 'pattern' is not writable")
+        super().__setattr__(name, value)
+
+    def _from_json_value(self, name, value):
         if name == "behavior":
             return _BEHAVIORS_R.get(value, value)
         return value
@@ -92,7 +101,7 @@ class Metaspace(PreTokenizer):
 
     def _to_json(self, name, value):
         if name == "replacement" and (not isinstance(value, str) or len(value) != 1):
-            raise ValueError("replacement must be a character")
+            raise ValueError("expected a string of length 1")
         if name == "prepend_scheme" and value not in ("always", "never", "first"):
             raise ValueError(f"{value} is an unknown variant, should be one of ['first', 'never', 'always']")
         return value

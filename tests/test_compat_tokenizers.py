@@ -404,3 +404,80 @@ def test_zoo_files_match(rel):
     assert o.decode_batch(ids) == r.decode_batch(ids)
     assert o.decode_batch(ids, skip_special_tokens=False) == r.decode_batch(ids, skip_special_tokens=False)
     assert np.array_equal(sorted(o.get_vocab().items()), sorted(r.get_vocab().items()))
+
+
+def test_more_components_match():
+    """CTC decoder, ByteLevel normalizer and FixedLength pre-tokenizer, run in nbtok's pipeline."""
+    a, b = ours.decoders.CTC(), hf.decoders.CTC()
+    toks = ["<pad>", "h", "h", "e", "<pad>", "l", "l", "<pad>", "l", "o", "|", "w", "o", "|", "|", "?"]
+    assert a.decode(toks) == b.decode(toks)
+    assert json.loads(a.__getstate__()) == json.loads(b.__getstate__())
+    for length in (1, 3, 5):
+        a, b = ours.pre_tokenizers.FixedLength(length), hf.pre_tokenizers.FixedLength(length)
+        for text in ["", "abcdefghij", "日本語のテキスト ok"]:
+            assert a.pre_tokenize_str(text) == b.pre_tokenize_str(text)
+    a, b = ours.normalizers.ByteLevel(), hf.normalizers.ByteLevel()
+    assert a.normalize_str("Začnimo kuća 🤗") == b.normalize_str("Začnimo kuća 🤗")
+    # the ByteLevel normalizer in a pipeline, and the added tokens it normalizes: HF decodes a
+    # normalized added token from its normalized form
+    tokens = lambda lib: [lib.AddedToken("Začnimo", normalized=False, special=True), lib.AddedToken("kuća"),
+                          lib.AddedToken("međa")]
+    o, r = ours.Tokenizer(ours.models.BPE()), hf.Tokenizer(hf.models.BPE())
+    for t, lib in ((o, ours), (r, hf)):
+        t.add_tokens(tokens(lib))
+        t.decoder = lib.decoders.ByteLevel()
+    for normalizer in (ours.normalizers.ByteLevel(), None):
+        o.normalizer = normalizer
+        r.normalizer = None if normalizer is None else hf.normalizers.ByteLevel()
+        text = "Začnimokuća međa"
+        _same(o.encode(text), r.encode(text))
+        ids = r.encode(text).ids
+        assert o.decode(ids, False) == r.decode(ids, False)
+    r2 = hf.Tokenizer(hf.models.BPE())
+    r2.pre_tokenizer = hf.pre_tokenizers.FixedLength(3)
+    r2.add_tokens(["abc", "de"])
+    o2 = ours.Tokenizer.from_str(r2.to_str())
+    _same(o2.encode("abcdeab de"), r2.encode("abcdeab de"))
+
+
+def test_implementations_match(tmp_path):
+    r = _train("wordpiece")
+    vocab = r.get_vocab(with_added_tokens=False)
+    (tmp_path / "vocab.txt").write_text("\n".join(t for t, _ in sorted(vocab.items(), key=lambda kv: kv[1])) + "\n")
+    o_bert = ours.BertWordPieceTokenizer.from_file(str(tmp_path / "vocab.txt"))
+    r_bert = hf.BertWordPieceTokenizer.from_file(str(tmp_path / "vocab.txt"))
+    bl = _train("bytelevel")
+    bpe = json.loads(bl.to_str())["model"]
+    merges = [tuple(m) if isinstance(m, list) else tuple(m.split(" ")) for m in bpe["merges"]]
+    pairs = [(o_bert, r_bert),
+             (ours.ByteLevelBPETokenizer(bpe["vocab"], merges, add_prefix_space=True, lowercase=True, unicode_normalizer="nfkc"),
+              hf.ByteLevelBPETokenizer(bpe["vocab"], merges, add_prefix_space=True, lowercase=True, unicode_normalizer="nfkc")),
+             (ours.CharBPETokenizer(bpe["vocab"], merges, unk_token="<pad>"),
+              hf.CharBPETokenizer(bpe["vocab"], merges, unk_token="<pad>")),
+             (ours.SentencePieceBPETokenizer(bpe["vocab"], merges, unk_token="<pad>"),
+              hf.SentencePieceBPETokenizer(bpe["vocab"], merges, unk_token="<pad>"))]
+    for o, r in pairs:
+        assert json.loads(o.to_str()) == json.loads(r.to_str())
+        for a, b in PAIRS[:5]:
+            _same(o.encode(a, b), r.encode(a, b))
+            ids = r.encode(a).ids
+            assert o.decode(ids) == r.decode(ids)
+        assert o.get_vocab_size() == r.get_vocab_size()
+        assert o.normalize(TEXTS[3]) == r.normalize(TEXTS[3]) if r.normalizer is not None else True
+    with pytest.raises(NotImplementedError, match="trainers"):
+        o_bert.train([str(tmp_path / "vocab.txt")])
+
+
+def test_from_pretrained_reads_the_local_hub_cache(tmp_path, monkeypatch):
+    r = _train("wordlevel")
+    snap = tmp_path / "hub" / "models--org--name" / "snapshots" / ("a" * 40)
+    snap.mkdir(parents=True)
+    r.save(str(snap / "tokenizer.json"))
+    (tmp_path / "hub" / "models--org--name" / "refs").mkdir()
+    (tmp_path / "hub" / "models--org--name" / "refs" / "main").write_text("a" * 40)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    o = ours.Tokenizer.from_pretrained("org/name")
+    _same(o.encode(TEXTS[0]), r.encode(TEXTS[0]))
+    assert ours.Tokenizer.from_pretrained("org/name", revision="a" * 40).get_vocab() == r.get_vocab()
+    with pytest.raises(FileNotFoundError, match="does not download"):
+        ours.Tokenizer.from_pretrained("org/name", revision="v2")

@@ -10,8 +10,8 @@ their fragment of it. Encoding builds nbtok's pipeline from that object
 Not supported (NotImplementedError or not exported): trainers (``train``,
 ``train_from_iterator``; use ``nbtok.train_bpe`` / ``nbtok.train_sentencepiece``), downloads
 (``from_pretrained`` takes a local folder), BPE dropout, the components nbtok lacks
-(normalizers ``ByteLevel`` / ``Nmt``, pre-tokenizers ``UnicodeScripts`` / ``FixedLength``,
-decoder ``CTC``), ``NormalizedString`` / ``PreTokenizedString`` and custom Python components.
+(normalizer ``Nmt``, pre-tokenizer ``UnicodeScripts``), ``NormalizedString`` /
+``PreTokenizedString`` and custom Python components (``Normalizer.custom`` ...).
 
 Examples:
     >>> import nbtok.compat.tokenizers as tokenizers
@@ -32,7 +32,8 @@ from ._component import EDITS, Regex
 from ...post_processors.encoding import Encoding
 
 __all__ = ["Tokenizer", "Encoding", "AddedToken", "Regex", "models", "normalizers", "pre_tokenizers",
-           "processors", "decoders", "__version__"]
+           "processors", "decoders", "implementations", "BertWordPieceTokenizer", "ByteLevelBPETokenizer",
+           "CharBPETokenizer", "SentencePieceBPETokenizer", "__version__"]
 __version__ = "0.23.3"
 
 _KEYS = ("version", "truncation", "padding", "added_tokens", "normalizer", "pre_tokenizer",
@@ -98,11 +99,14 @@ class Tokenizer:
 
     @classmethod
     def from_pretrained(cls, identifier, revision="main", token=None):
-        """A tokenizer from a local model folder holding ``tokenizer.json`` (nbtok downloads nothing)."""
-        path = os.path.join(identifier, "tokenizer.json") if os.path.isdir(identifier) else identifier
-        if not os.path.isfile(path):
-            raise FileNotFoundError(f"{identifier!r}: no local tokenizer.json; nbtok does not download "
-                                    "from the Hugging Face Hub, give a local model folder")
+        """A tokenizer from a local model folder holding ``tokenizer.json``, or from the local
+        Hugging Face cache (``HF_HUB_CACHE``; a model downloaded before). nbtok downloads nothing."""
+        path = os.path.join(identifier, "tokenizer.json") if os.path.isdir(identifier) else None
+        if path is None or not os.path.isfile(path):
+            path = _hub_cache_file(identifier, revision)
+        if path is None:
+            raise FileNotFoundError(f"{identifier!r}: no local tokenizer.json (a folder, or the Hugging Face cache "
+                                    "of a model downloaded before); nbtok does not download from the Hub")
         return cls.from_file(path)
 
     def to_str(self, pretty=False):
@@ -373,6 +377,22 @@ class Tokenizer:
                                   "nbtok.train_sentencepiece and load the result")
 
 
+def _hub_cache_file(identifier, revision):
+    """``tokenizer.json`` of ``identifier`` at ``revision`` in the local Hugging Face cache, or None."""
+    if not isinstance(identifier, str) or not isinstance(revision, str):
+        return None
+    hub = os.environ.get("HF_HUB_CACHE") or os.path.join(
+        os.environ.get("HF_HOME") or os.path.join(os.path.expanduser("~"), ".cache", "huggingface"), "hub")
+    folder = os.path.join(hub, "models--" + identifier.replace("/", "--"))
+    ref = os.path.join(folder, "refs", revision)
+    commit = revision
+    if os.path.isfile(ref):
+        with open(ref, encoding="utf-8") as f:
+            commit = f.read().strip()
+    path = os.path.join(folder, "snapshots", commit, "tokenizer.json")
+    return path if os.path.isfile(path) else None
+
+
 def _is_pair(x, is_pretokenized):
     import numpy as np
     if isinstance(x, np.ndarray):
@@ -393,3 +413,8 @@ def _check_input(seq, is_pretokenized):
             raise TypeError("InputSequence must be Union[List[str], Tuple[str]]")
     elif not isinstance(seq, str):
         raise TypeError("TextInputSequence must be str")
+
+
+from . import implementations  # noqa: E402  (it builds on Tokenizer)
+from .implementations import (BertWordPieceTokenizer, ByteLevelBPETokenizer, CharBPETokenizer,  # noqa: E402
+                              SentencePieceBPETokenizer)

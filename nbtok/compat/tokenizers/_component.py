@@ -21,6 +21,7 @@ class Component:
 
     _type = None
     _fields = ()
+    _hidden = ()         # fields HF gives no Python access to (in the JSON only)
     _registry = None     # family: {json type: class}
 
     def __init_subclass__(cls, **kw):
@@ -54,6 +55,8 @@ class Component:
         return value
 
     def _key(self, name):
+        if name in self._hidden:
+            raise AttributeError(f"{type(self).__name__!r} object has no readable or writable attribute {name!r}")
         for n, key, _ in self._fields:
             if n == name:
                 return key

@@ -1,8 +1,6 @@
 """``tokenizers.decoders`` on nbtok: the decoders nbtok implements, as Python objects holding
 their ``tokenizer.json`` fragment, and ``DecodeStream``.
 
-Not provided (nbtok has no such decoder): ``CTC``.
-
 Examples:
     >>> from nbtok.compat.tokenizers import decoders
     >>> decoders.WordPiece().decode(["my", "na", "##me"])
@@ -11,7 +9,7 @@ Examples:
 from ._component import Component, SequenceMixin, pattern_json, pattern_value
 
 __all__ = ["Decoder", "ByteLevel", "Metaspace", "Replace", "ByteFallback", "Fuse", "Strip",
-           "WordPiece", "BPEDecoder", "Sequence", "DecodeStream"]
+           "WordPiece", "BPEDecoder", "CTC", "Sequence", "DecodeStream"]
 
 
 class Decoder(Component):
@@ -56,6 +54,7 @@ class Metaspace(Decoder):
 
 class Replace(Decoder):
     _type = "Replace"
+    _hidden = ("pattern",)
     _fields = (("pattern", "pattern", None), ("content", "content", None))
 
     def __init__(self, pattern, content):
@@ -76,6 +75,12 @@ class Strip(Decoder):
 class WordPiece(Decoder):
     _type = "WordPiece"
     _fields = (("prefix", "prefix", "##"), ("cleanup", "cleanup", True))
+
+
+class CTC(Decoder):
+    _type = "CTC"
+    _fields = (("pad_token", "pad_token", "<pad>"), ("word_delimiter_token", "word_delimiter_token", "|"),
+               ("cleanup", "cleanup", True))
 
 
 class BPEDecoder(Decoder):

@@ -1,7 +1,7 @@
 """``tokenizers.normalizers`` on nbtok: the normalizers nbtok implements, as Python objects
 holding their ``tokenizer.json`` fragment.
 
-Not provided (nbtok has no such normalizer): ``ByteLevel``, ``Nmt``.
+Not provided (nbtok has no such normalizer): ``Nmt``.
 
 Examples:
     >>> from nbtok.compat.tokenizers import normalizers
@@ -13,7 +13,7 @@ import base64
 from ._component import Component, SequenceMixin, Regex, pattern_json, pattern_value
 
 __all__ = ["Normalizer", "BertNormalizer", "NFC", "NFD", "NFKC", "NFKD", "Lowercase", "Strip",
-           "StripAccents", "Prepend", "Replace", "Precompiled", "Sequence"]
+           "StripAccents", "Prepend", "Replace", "Precompiled", "ByteLevel", "Sequence"]
 
 
 class Normalizer(Component):
@@ -44,7 +44,8 @@ def _simple(name):
     return type(name, (Normalizer,), {"_type": name, "__doc__": f"HF's ``{name}`` normalizer."})
 
 
-NFC, NFD, NFKC, NFKD, Lowercase, StripAccents = map(_simple, ("NFC", "NFD", "NFKC", "NFKD", "Lowercase", "StripAccents"))
+NFC, NFD, NFKC, NFKD, Lowercase, StripAccents, ByteLevel = map(
+    _simple, ("NFC", "NFD", "NFKC", "NFKD", "Lowercase", "StripAccents", "ByteLevel"))
 
 
 class Strip(Normalizer):
@@ -59,6 +60,7 @@ class Prepend(Normalizer):
 
 class Replace(Normalizer):
     _type = "Replace"
+    _hidden = ("pattern",)
     _fields = (("pattern", "pattern", None), ("content", "content", None))
 
     def __init__(self, pattern, content):

@@ -1,7 +1,7 @@
 """``tokenizers.pre_tokenizers`` on nbtok: the pre-tokenizers nbtok implements, as Python
 objects holding their ``tokenizer.json`` fragment.
 
-Not provided (nbtok has no such pre-tokenizer): ``UnicodeScripts``, ``FixedLength``.
+Not provided (nbtok has no such pre-tokenizer): ``UnicodeScripts``.
 
 Examples:
     >>> from nbtok.compat.tokenizers import pre_tokenizers
@@ -11,7 +11,7 @@ Examples:
 from ._component import Component, SequenceMixin, pattern_json
 
 __all__ = ["PreTokenizer", "ByteLevel", "Split", "Metaspace", "WhitespaceSplit", "Whitespace",
-           "BertPreTokenizer", "Punctuation", "Digits", "CharDelimiterSplit", "Sequence"]
+           "BertPreTokenizer", "Punctuation", "Digits", "CharDelimiterSplit", "FixedLength", "Sequence"]
 
 _BEHAVIORS = {"removed": "Removed", "isolated": "Isolated", "merged_with_previous": "MergedWithPrevious",
               "merged_with_next": "MergedWithNext", "contiguous": "Contiguous"}
@@ -65,6 +65,7 @@ class ByteLevel(PreTokenizer):
 
 class Split(PreTokenizer):
     _type = "Split"
+    _hidden = ("pattern",)
     _fields = (("pattern", "pattern", None), ("behavior", "behavior", None), ("invert", "invert", False))
 
     def __init__(self, pattern, behavior, invert=False):
@@ -76,17 +77,6 @@ class Split(PreTokenizer):
         if name == "behavior":
             return _behavior(value)
         return bool(value)
-
-    # (HF's Split has no readable or writable ``pattern``)
-    def __getattr__(self, name):
-        if name == "pattern":
-            raise AttributeError("'Split' object has no attribute 'pattern'")
-        return super().__getattr__(name)
-
-    def __setattr__(self, name, value):
-        if name == "pattern":
-            raise AttributeError("'Split' object attribute 'pattern' is not writable")
-        super().__setattr__(name, value)
 
     def _from_json_value(self, name, value):
         if name == "behavior":
@@ -116,6 +106,11 @@ class Punctuation(PreTokenizer):
 
     def _from_json_value(self, name, value):
         return _BEHAVIORS_R.get(value, value)
+
+
+class FixedLength(PreTokenizer):
+    _type = "FixedLength"
+    _fields = (("length", "length", 5),)
 
 
 class Digits(PreTokenizer):

@@ -140,7 +140,7 @@ class Tokenizer:
 
         def put(self, value):
             if value is not None and not isinstance(value, family):
-                raise TypeError(f"{key} must be a {family.__name__} or None")
+                value = _foreign_component(value, family, key)
             if key == "model" and value is None:
                 raise TypeError("model must be a Model")
             self._cfg[key] = None if value is None else value._json
@@ -375,6 +375,19 @@ class Tokenizer:
     def train_from_iterator(self, iterator, trainer=None, length=None):
         raise NotImplementedError("nbtok.compat.tokenizers has no trainers: train with nbtok.train_bpe / "
                                   "nbtok.train_sentencepiece and load the result")
+
+
+def _foreign_component(value, family, key):
+    """Another library's component object (HF ``tokenizers``' own, which transformers sets) as
+    ours, through its JSON state; a TypeError for anything else."""
+    state = getattr(value, "__getstate__", None)
+    try:
+        js = json.loads(state()) if state is not None else None
+    except (TypeError, ValueError):
+        js = None
+    if not isinstance(js, dict) or "type" not in js:
+        raise TypeError(f"{key} must be a {family.__name__} or None")
+    return family._wrap(js)
 
 
 def _hub_cache_file(identifier, revision):

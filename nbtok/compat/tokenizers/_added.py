@@ -74,7 +74,11 @@ def add_to_vocabulary(added, tokens, model_vocab, model_size, special):
         if isinstance(t, str):
             t = AddedToken(t, special=special)
         elif not isinstance(t, AddedToken):
-            raise TypeError("Input must be a List[Union[str, AddedToken]]")
+            if not all(hasattr(t, k) for k in ("content", "single_word", "lstrip", "rstrip", "normalized", "special")):
+                raise TypeError("Input must be a List[Union[str, AddedToken]]")
+            if special:     # another library's AddedToken (transformers passes HF's): its fields
+                t.special = True
+            t = AddedToken(t.content, t.single_word, t.lstrip, t.rstrip, t.normalized, t.special)
         elif special:
             t.special = True
         objs.append(t)

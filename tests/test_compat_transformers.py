@@ -16,6 +16,9 @@ from nbtok.compat import tokenizers as ours_tokenizers  # noqa: E402
 
 LINES = [l for l in (FIXTURES / "text" / "udhr_eng.txt").read_text(encoding="utf-8").splitlines() if l.strip()]
 TEXTS = LINES[:24] + ["Hello  world, how are you?", "A sentence 🤗 with <mask> </s> [SEP]", "", "Héllò 日本語"]
+if shared_data_dir() is not None:   # a few lines of every shared corpus (the multilingual ones too)
+    for _p in sorted((shared_data_dir() / "corpora").rglob("*.txt")):
+        TEXTS += [l for l in _p.read_text(encoding="utf-8", errors="replace").splitlines() if l.strip()][:3]
 CALLS = [dict(padding=True, truncation=True, return_tensors="np", return_offsets_mapping=True),
          dict(padding="max_length", truncation=True, max_length=16, return_tensors="np", return_offsets_mapping=True,
               return_special_tokens_mask=True, return_length=True),

@@ -18,7 +18,7 @@ LINES = [l for l in (FIXTURES / "text" / "udhr_eng.txt").read_text(encoding="utf
 TEXTS = LINES[:24] + ["Hello  world, how are you?", "A sentence 🤗 with <mask> </s> [SEP]", "", "Héllò 日本語"]
 if shared_data_dir() is not None:   # a few lines of every shared corpus (the multilingual ones too)
     for _p in sorted((shared_data_dir() / "corpora").rglob("*.txt")):
-        TEXTS += [l for l in _p.read_text(encoding="utf-8", errors="replace").splitlines() if l.strip()][:3]
+        TEXTS += [l[:300] for l in _p.read_text(encoding="utf-8", errors="replace").splitlines() if l.strip()][:3]
 CALLS = [dict(padding=True, truncation=True, return_tensors="np", return_offsets_mapping=True),
          dict(padding="max_length", truncation=True, max_length=16, return_tensors="np", return_offsets_mapping=True,
               return_special_tokens_mask=True, return_length=True),
@@ -78,11 +78,18 @@ def _run(tok, texts, pairs, kw):
 
 def test_calls_match_autotokenizer(folders):
     for folder in folders:
-        mine, ref = ours.AutoTokenizer.from_pretrained(folder), transformers.AutoTokenizer.from_pretrained(folder)
+        ref = transformers.AutoTokenizer.from_pretrained(folder)
+        try:
+            mine = ours.AutoTokenizer.from_pretrained(folder)
+        except NotImplementedError as e:   # transformers converted the slow tokenizer files: nbtok says so
+            assert "slow files" in str(e) and "sd3-t5xxl" in folder, folder
+            continue
         assert type(mine) is type(ref)
         assert isinstance(mine._tokenizer, ours_tokenizers.Tokenizer)
         for kw in CALLS:
-            for pairs in (None, TEXTS[::-1]):
+            # (pairs with overflowing windows: the windows of the two texts are combined, so long texts
+            # give thousands of encodings; the pairs run without that call)
+            for pairs in (None, TEXTS[::-1]) if "stride" not in kw else (None,):
                 a, b = _run(mine, TEXTS, pairs, kw), _run(ref, TEXTS, pairs, kw)
                 if isinstance(b, tuple):
                     assert a == b, (folder, kw)
@@ -112,8 +119,10 @@ def test_pretrained_tokenizer_fast_class(folders, tmp_path):
 
 
 def test_folder_without_tokenizer_json_says_so(tmp_path):
-    (tmp_path / "tokenizer_config.json").write_text("{}")
-    with pytest.raises(NotImplementedError, match="tokenizer.json"):
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps({"tokenizer_class": "BertTokenizer"}))
+    (tmp_path / "vocab.txt").write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nhello\n")
+    assert hasattr(transformers.AutoTokenizer.from_pretrained(str(tmp_path)), "backend_tokenizer")  # (converted)
+    with pytest.raises(NotImplementedError, match="slow files"):
         ours.AutoTokenizer.from_pretrained(str(tmp_path))
     with pytest.raises(FileNotFoundError, match="does not download"):
         ours.AutoTokenizer.from_pretrained("bert-base-uncased")

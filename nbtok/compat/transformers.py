@@ -12,7 +12,8 @@ same backend.
 ``transformers`` is an optional dependency (``pip install nbtok[transformers]``); this module
 raises ImportError naming it when it is missing. A folder must hold a ``tokenizer.json``:
 transformers converts slow tokenizers (a ``.model`` / ``vocab.txt`` alone) with HF
-``tokenizers``, which nbtok does not use at run time (NotImplementedError).
+``tokenizers``, which nbtok does not use at run time (NotImplementedError), and so do the
+settings its classes apply only by converting (T5's and Llama's ``add_prefix_space``, ...).
 
 Examples:
     >>> from nbtok.compat.transformers import AutoTokenizer                 # doctest: +SKIP
@@ -21,8 +22,10 @@ Examples:
     array([[    0, 31414,   232,     2]])
 """
 import os
+import threading
+from contextlib import contextmanager
 
-__all__ = ["AutoTokenizer", "from_pretrained"]   # and PreTrainedTokenizerFast, made on first use
+__all__ = ["AutoTokenizer", "from_pretrained", "nbtok_backend"]   # and PreTrainedTokenizerFast, made on first use
 
 
 def _transformers():
@@ -34,17 +37,38 @@ def _transformers():
     return transformers
 
 
-def _backend(folder, kwargs):
-    """nbtok's ``tokenizer.json`` backend for a local folder (or the given ``tokenizer_file``)."""
+_SWAP = threading.RLock()
+
+
+_SLOW = ("transformers rebuilds this tokenizer from its slow files (a .model / vocab file: no tokenizer.json, "
+         "from_slow=True, or a setting such as add_prefix_space that its class only applies by converting) with HF "
+         "tokenizers, which nbtok does not use at run time; save a tokenizer.json and load that")
+
+
+def _no_conversion(*args, **kwargs):
+    raise NotImplementedError(_SLOW)
+
+
+@contextmanager
+def nbtok_backend():
+    """While it lasts, transformers builds its fast tokenizers' backend with nbtok: a
+    ``tokenizer.json`` is read by ``nbtok.compat.tokenizers.Tokenizer``, and converting slow
+    tokenizer files (done with HF tokenizers) raises NotImplementedError. Every other decision
+    (which class, which files, which settings) stays transformers' own."""
+    import transformers.tokenization_utils_fast as fast
     from .tokenizers import Tokenizer
-    path = kwargs.pop("tokenizer_file", None) or os.path.join(folder, "tokenizer.json")
-    if not os.path.isdir(folder) and not os.path.isfile(path):
+    with _SWAP:
+        saved = fast.TokenizerFast, fast.convert_slow_tokenizer
+        fast.TokenizerFast, fast.convert_slow_tokenizer = Tokenizer, _no_conversion
+        try:
+            yield
+        finally:
+            fast.TokenizerFast, fast.convert_slow_tokenizer = saved
+
+
+def _local(folder):
+    if not os.path.exists(folder):
         raise FileNotFoundError(f"{folder!r}: not a local model folder (nbtok does not download from the Hub)")
-    if not os.path.isfile(path):
-        raise NotImplementedError(f"{folder!r} has no tokenizer.json: transformers would convert the slow tokenizer "
-                                  "files with HF tokenizers, which nbtok does not use at run time; save a "
-                                  "tokenizer.json (e.g. with nbtok.Tokenizer.save_huggingface) and load that")
-    return Tokenizer.from_file(path)
 
 
 class AutoTokenizer:
@@ -59,9 +83,13 @@ class AutoTokenizer:
         t = _transformers()
         if kwargs.get("use_fast") is False:
             raise NotImplementedError("use_fast=False: transformers' slow tokenizers do not run on nbtok")
-        if "tokenizer_object" not in kwargs:
-            kwargs["tokenizer_object"] = _backend(str(pretrained_model_name_or_path), kwargs)
-        return t.AutoTokenizer.from_pretrained(pretrained_model_name_or_path, *inputs, **kwargs)
+        _local(str(pretrained_model_name_or_path))
+        kwargs.setdefault("local_files_only", True)
+        with nbtok_backend():
+            tok = t.AutoTokenizer.from_pretrained(pretrained_model_name_or_path, *inputs, **kwargs)
+        if not hasattr(tok, "backend_tokenizer"):   # (transformers falls back when the conversion fails)
+            raise NotImplementedError(f"{_SLOW} (transformers gave {type(tok).__name__})")
+        return tok
 
 
 def from_pretrained(pretrained_model_name_or_path, *inputs, **kwargs):
@@ -83,20 +111,15 @@ def __getattr__(name):
             """transformers' ``PreTrainedTokenizerFast`` whose backend is nbtok's."""
 
             def __init__(self, *args, **kwargs):
-                if kwargs.get("tokenizer_object") is None:
-                    from .tokenizers import Tokenizer
-                    path = kwargs.pop("tokenizer_file", None)
-                    if path is None:
-                        raise NotImplementedError("PreTrainedTokenizerFast on nbtok needs tokenizer_file= or "
-                                                  "tokenizer_object= (a tokenizer.json)")
-                    kwargs["tokenizer_object"] = Tokenizer.from_file(path)
-                super().__init__(*args, **kwargs)
+                with nbtok_backend():
+                    super().__init__(*args, **kwargs)
 
             @classmethod
             def from_pretrained(cls, pretrained_model_name_or_path, *inputs, **kwargs):
-                if "tokenizer_object" not in kwargs:
-                    kwargs["tokenizer_object"] = _backend(str(pretrained_model_name_or_path), kwargs)
-                return super().from_pretrained(pretrained_model_name_or_path, *inputs, **kwargs)
+                _local(str(pretrained_model_name_or_path))
+                kwargs.setdefault("local_files_only", True)
+                with nbtok_backend():
+                    return super().from_pretrained(pretrained_model_name_or_path, *inputs, **kwargs)
 
         PreTrainedTokenizerFast.__module__ = __name__
         _CLASSES[name] = PreTrainedTokenizerFast

@@ -190,7 +190,7 @@ class Encoding:
         shift = self.offsets[-1][1] if growing_offsets and self.offsets else 0
         for f in ("ids", "type_ids", "tokens", "_words", "special_tokens_mask", "attention_mask"):
             getattr(self, f).extend(getattr(pair, f))
-        self.offsets.extend((s + shift, e + shift) for s, e in pair.offsets)
+        self.offsets.extend(pair.offsets if not shift else [(s + shift, e + shift) for s, e in pair.offsets])
         self._overflowing = over
 
     def truncate(self, max_length, stride=0, direction="right"):

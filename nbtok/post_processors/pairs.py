@@ -108,6 +108,8 @@ def process(cfg, encoding, pair, add_special_tokens):
             o.set_sequence_id(i)
         e.type_ids = [i] * len(e)
     encs = _process_encodings(cfg, encs, add_special_tokens)
+    if len(encs) == 1:      # (merging one encoding into an empty one gives it unchanged)
+        return encs[0]
     out = Encoding()
     for e in encs:
         out.merge_with(e, False)

@@ -7,8 +7,9 @@ The calls of sentencepiece 0.2's Python API with its argument names, defaults an
 sentencepiece's; ``out_type='immutable_proto'``: sentencepiece 0.2.1's ``ImmutableSentencePieceText``
 objects, begin / end in characters) are built in ``_spm_proto``. What nbtok cannot answer exactly
 raises ``NotImplementedError`` naming the call: ``out_type='proto'`` (a protobuf message in
-sentencepiece 0.2.3), ``sample_encode_and_score_*``, ``set_vocabulary``, ``normalize``,
-``override_normalizer_spec``. Sampling draws from the same
+sentencepiece 0.2.3), ``sample_encode_and_score_*``, ``set_vocabulary``,
+``SentencePieceNormalizer(rule_tsv=...)``. ``normalize`` and ``SentencePieceNormalizer`` are in
+``_spm_normalizer``. Sampling draws from the same
 distributions as sentencepiece with nbtok's own random generator, so a seeded sequence of
 samples differs from sentencepiece's.
 
@@ -243,8 +244,11 @@ class SentencePieceProcessor:
         encode_as_serialized_proto, encode_as_immutable_proto, sample_encode_as_serialized_proto,
         sample_encode_as_immutable_proto, nbest_encode_as_serialized_proto, nbest_encode_as_immutable_proto)
 
-    def override_normalizer_spec(self, *args, **kwargs):
-        _unsupported("override_normalizer_spec", "the normalizer spec of a loaded model cannot be changed")
+    def override_normalizer_spec(self, **kwargs):
+        """Change the loaded model's normalizer flags (``add_dummy_prefix``,
+        ``remove_extra_whitespaces``, ``escape_whitespaces``): the model is reloaded with them."""
+        from ._spm_normalizer import override_spec
+        self.load(model_proto=override_spec(self.serialized_model_proto(), kwargs))
 
     OverrideNormalizerSpec = override_normalizer_spec
 
@@ -269,8 +273,13 @@ class SentencePieceProcessor:
 
     CalculateEntropy = calculate_entropy
 
-    def normalize(self, *args, **kwargs):
-        _unsupported("normalize", "the normalized text is not returned by nbtok's kernels")
+    def normalize(self, input, with_offsets=None):
+        """The text as the model normalizes it (str for str, bytes for bytes, a list for a list);
+        with ``with_offsets``: (text, offsets into the input)."""
+        from ._spm_normalizer import normalize
+        return normalize(self._m.N, input, with_offsets)
+
+    Normalize = normalize
 
     def set_vocabulary(self, *args, **kwargs):
         _unsupported("set_vocabulary", "a restricted vocabulary is not supported")
@@ -462,9 +471,4 @@ class SentencePieceTrainer:
     Train = train
 
 
-class SentencePieceNormalizer:
-    """sentencepiece's stand-alone normalizer: not implemented by nbtok (its normalizer runs
-    inside the encode kernels and does not return the normalized text)."""
-
-    def __init__(self, *args, **kwargs):
-        _unsupported("SentencePieceNormalizer", "the normalized text is not returned by nbtok's kernels")
+from ._spm_normalizer import SentencePieceNormalizer  # noqa: E402

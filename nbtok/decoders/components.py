@@ -169,6 +169,27 @@ def _dec_bpe(cfg):
     return run
 
 
+def _dec_ctc(cfg):
+    pad = _opt_str(cfg, "pad_token", "<pad>", "CTC decoder")
+    delim = _opt_str(cfg, "word_delimiter_token", "|", "CTC decoder")
+    cleanup = bool(cfg.get("cleanup", True))
+
+    def run(tokens):
+        out = []
+        prev = None
+        for t in tokens:
+            if t == prev:      # runs of one token count once
+                continue
+            prev = t
+            t = t.replace(pad, "")
+            if cleanup:
+                t = _wp_cleanup(t).replace(delim, " ")
+            if t:
+                out.append(t)
+        return out
+    return run
+
+
 def build_decoder(cfg):
     if cfg is None:
         return None
@@ -204,4 +225,6 @@ def build_decoder(cfg):
         return _dec_wordpiece(cfg)
     if t == "BPEDecoder":
         return _dec_bpe(cfg)
+    if t == "CTC":
+        return _dec_ctc(cfg)
     raise NotImplementedError(f"tokenizer.json decoder {t!r} is not supported by nbtok")

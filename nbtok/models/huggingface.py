@@ -75,8 +75,12 @@ class HuggingFaceModel:
             if i >= len(self.tokens):
                 raise ValueError(f"post-processor special token id {i} is outside the vocabulary")
         self._build_token_tables()
+        # decoding shows a normalized added token as the normalizer wrote it (HF's normalized cache)
         self._dec_tokens = list(self.tokens)
-        self._dec_tokens_skip = [None if i in self.special_ids else t for i, t in enumerate(self.tokens)]
+        for a in self.added if self.normalizer is not None else ():
+            if a["normalized"]:
+                self._dec_tokens[a["id"]] = self.normalizer.normalize_str(a["content"])
+        self._dec_tokens_skip = [None if i in self.special_ids else t for i, t in enumerate(self._dec_tokens)]
         pad = config.get("padding")
         self.pad_id = self.pad_token = None
         if isinstance(pad, dict):

@@ -1,6 +1,6 @@
 """tokenizer.json normalizers (HF semantics, alignments kept): NFC / NFKC / NFD / NFKD,
 Lowercase, Strip, StripAccents, Prepend, Replace, Precompiled (a sentencepiece charsmap),
-BertNormalizer, Sequence. ``build_normalizer(cfg)`` builds one from its JSON object."""
+BertNormalizer, ByteLevel, Sequence. ``build_normalizer(cfg)`` builds one from its JSON object."""
 import unicodedata
 from functools import lru_cache
 
@@ -244,6 +244,23 @@ def _mn_delete_map():
     return _unpack_map(char_map({c: "" for c in np.nonzero(cls & K.C_MN)[0].tolist()}))
 
 
+class _ByteLevel(_Normalizer):
+    """Every char becomes one char per UTF-8 byte (GPT-2's ``bytes_to_unicode``), all with the
+    char's alignment (the ByteLevel pre-tokenizer's transform, as a normalizer)."""
+
+    def __init__(self, cfg):
+        from ..formats.gpt2 import bytes_to_unicode
+        self.cfg = cfg
+        self.chars = bytes_to_unicode()
+        self.b2u = np.array([ord(self.chars[i]) for i in range(256)], np.int32)
+
+    def apply(self, b):
+        b.set(K.bytelevel_chars(b.U, b.cps, b.a_s, b.a_e, self.b2u))
+
+    def normalize_str(self, s):
+        return "".join(self.chars[x] for x in s.encode("utf-8", "surrogatepass"))
+
+
 class _Sequence(_Normalizer):
     def __init__(self, cfg, items):
         self.cfg, self.items = cfg, items
@@ -287,6 +304,8 @@ def build_normalizer(cfg):
         return _Precompiled(cfg)
     if t == "BertNormalizer":
         return _Bert(cfg)
+    if t == "ByteLevel":
+        return _ByteLevel(cfg)
     raise NotImplementedError(f"tokenizer.json normalizer {t!r} is not supported by nbtok")
 
 

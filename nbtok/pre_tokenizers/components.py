@@ -1,6 +1,6 @@
 """tokenizer.json pre-tokenizers (HF semantics): ByteLevel, Split (every behaviour; nbtok's
 scanner for the patterns it knows, else ``regex``), Metaspace, WhitespaceSplit, Whitespace,
-BertPreTokenizer, Punctuation, Digits, CharDelimiterSplit, Sequence."""
+BertPreTokenizer, Punctuation, Digits, CharDelimiterSplit, FixedLength, Sequence."""
 import numpy as np
 
 from ..formats.gpt2 import bytes_to_unicode
@@ -128,6 +128,31 @@ class _MetaspacePre(_Pre):
             b.U = K.split_units(b.U, ms, me, m_off, K.MERGED_NEXT, False)
 
 
+class _FixedLengthPre(_Pre):
+    """Each text unit cut into pieces of ``length`` chars (the last one shorter); empty units go."""
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.length = cfg.get("length", 5)
+        if isinstance(self.length, bool) or not isinstance(self.length, int) or self.length < 1:
+            raise ValueError("FixedLength: length must be a positive integer")
+
+    def apply(self, b):
+        U = b.U
+        text = U[:, K.TOK] < 0
+        size = U[:, K.END] - U[:, K.START]
+        pieces = np.where(text, -(-size // self.length), 1)
+        rows = np.repeat(np.arange(len(U)), pieces)
+        first = np.zeros(len(U) + 1, np.int64)
+        np.cumsum(pieces, out=first[1:])
+        k = np.arange(len(rows)) - first[rows]
+        out = U[rows].copy()
+        t = text[rows]
+        out[t, K.START] = U[rows[t], K.START] + k[t] * self.length
+        out[t, K.END] = np.minimum(out[t, K.START] + self.length, U[rows[t], K.END])
+        b.U = np.ascontiguousarray(out)
+
+
 class _SeqPre(_Pre):
     def __init__(self, cfg, items):
         self.cfg, self.items = cfg, items
@@ -173,9 +198,31 @@ def build_pre_tokenizer(cfg):
         if not isinstance(d, str) or len(d) != 1:
             raise ValueError("CharDelimiterSplit: delimiter must be one character")
         return _ClassSplit(cfg, [(0, ord(d), K.REMOVED)])
+    if t == "FixedLength":
+        return _FixedLengthPre(cfg)
     if t == "Whitespace":
         sp = _SplitPre({"type": "Split", "pattern": {"Regex": r"\w+|[^\w\s]+"}, "behavior": "Removed",
                         "invert": True})
         sp.cfg = cfg
         return sp
     raise NotImplementedError(f"tokenizer.json pre-tokenizer {t!r} is not supported by nbtok")
+
+
+def pre_tokenize_str(pre, text):
+    """The splits of ``text`` by the pre-tokenizer ``pre`` (from ``build_pre_tokenizer``), as
+    HF's ``pre_tokenize_str``: ``[(split, (start, end))]``, char offsets into ``text``.
+
+    Examples:
+        >>> pre_tokenize_str(build_pre_tokenizer({"type": "WhitespaceSplit"}), "a  bc")
+        [('a', (0, 1)), ('bc', (3, 5))]
+    """
+    from ..normalizers.components import _single_batch
+    b = _single_batch(text)
+    if pre is not None:
+        pre.apply(b)
+    out = []
+    for u in range(len(b.U)):
+        s, e = int(b.U[u, K.START]), int(b.U[u, K.END])
+        if e > s:
+            out.append((b.unit_str(u), (int(b.a_s[s]), int(b.a_e[e - 1]))))
+    return out

@@ -1,0 +1,126 @@
+"""``transformers``' fast tokenizers on nbtok: ``from nbtok.compat.transformers import AutoTokenizer``.
+
+``AutoTokenizer.from_pretrained(folder)`` returns the tokenizer class transformers itself picks
+for a local model folder (``RobertaTokenizerFast``, ``T5TokenizerFast``, ``LlamaTokenizerFast``,
+``PreTrainedTokenizerFast`` ...), with every argument and behaviour of transformers' own Python
+code (``__call__`` with padding / truncation / ``return_tensors`` / ``return_offsets_mapping``,
+``batch_decode``, special tokens, chat templates), but its backend, the ``tokenizer.json``
+pipeline, is ``nbtok.compat.tokenizers.Tokenizer`` instead of HF ``tokenizers``: the encoding and
+decoding run in nbtok. ``PreTrainedTokenizerFast`` is transformers' class of that name with the
+same backend.
+
+``transformers`` is an optional dependency (``pip install nbtok[transformers]``); this module
+raises ImportError naming it when it is missing. A folder must hold a ``tokenizer.json``:
+transformers converts slow tokenizers (a ``.model`` / ``vocab.txt`` alone) with HF
+``tokenizers``, which nbtok does not use at run time (NotImplementedError), and so do the
+settings its classes apply only by converting (T5's and Llama's ``add_prefix_space``, ...).
+
+Examples:
+    >>> from nbtok.compat.transformers import AutoTokenizer                 # doctest: +SKIP
+    >>> tok = AutoTokenizer.from_pretrained("path/to/roberta-base")          # doctest: +SKIP
+    >>> tok(["Hello world"], padding=True, return_tensors="np")["input_ids"]  # doctest: +SKIP
+    array([[    0, 31414,   232,     2]])
+"""
+import os
+import threading
+from contextlib import contextmanager
+
+__all__ = ["AutoTokenizer", "from_pretrained", "nbtok_backend"]   # and PreTrainedTokenizerFast, made on first use
+
+
+def _transformers():
+    try:
+        import transformers
+    except ImportError as e:
+        raise ImportError("nbtok.compat.transformers needs the transformers package (an optional extra: "
+                          f"pip install 'nbtok[transformers]'): {e}") from None
+    return transformers
+
+
+_SWAP = threading.RLock()
+
+
+_SLOW = ("transformers rebuilds this tokenizer from its slow files (a .model / vocab file: no tokenizer.json, "
+         "from_slow=True, or a setting such as add_prefix_space that its class only applies by converting) with HF "
+         "tokenizers, which nbtok does not use at run time; save a tokenizer.json and load that")
+
+
+def _no_conversion(*args, **kwargs):
+    raise NotImplementedError(_SLOW)
+
+
+@contextmanager
+def nbtok_backend():
+    """While it lasts, transformers builds its fast tokenizers' backend with nbtok: a
+    ``tokenizer.json`` is read by ``nbtok.compat.tokenizers.Tokenizer``, and converting slow
+    tokenizer files (done with HF tokenizers) raises NotImplementedError. Every other decision
+    (which class, which files, which settings) stays transformers' own."""
+    import transformers.tokenization_utils_fast as fast
+    from .tokenizers import Tokenizer
+    with _SWAP:
+        saved = fast.TokenizerFast, fast.convert_slow_tokenizer
+        fast.TokenizerFast, fast.convert_slow_tokenizer = Tokenizer, _no_conversion
+        try:
+            yield
+        finally:
+            fast.TokenizerFast, fast.convert_slow_tokenizer = saved
+
+
+def _local(folder):
+    if not os.path.exists(folder):
+        raise FileNotFoundError(f"{folder!r}: not a local model folder (nbtok does not download from the Hub)")
+
+
+class AutoTokenizer:
+    """``transformers.AutoTokenizer`` for local folders, backed by nbtok (see the module docstring)."""
+
+    def __init__(self):
+        raise EnvironmentError("AutoTokenizer is designed to be instantiated using the "
+                               "`AutoTokenizer.from_pretrained(pretrained_model_name_or_path)` method.")
+
+    @classmethod
+    def from_pretrained(cls, pretrained_model_name_or_path, *inputs, **kwargs):
+        t = _transformers()
+        if kwargs.get("use_fast") is False:
+            raise NotImplementedError("use_fast=False: transformers' slow tokenizers do not run on nbtok")
+        _local(str(pretrained_model_name_or_path))
+        kwargs.setdefault("local_files_only", True)
+        with nbtok_backend():
+            tok = t.AutoTokenizer.from_pretrained(pretrained_model_name_or_path, *inputs, **kwargs)
+        if not hasattr(tok, "backend_tokenizer"):   # (transformers falls back when the conversion fails)
+            raise NotImplementedError(f"{_SLOW} (transformers gave {type(tok).__name__})")
+        return tok
+
+
+def from_pretrained(pretrained_model_name_or_path, *inputs, **kwargs):
+    """``AutoTokenizer.from_pretrained``."""
+    return AutoTokenizer.from_pretrained(pretrained_model_name_or_path, *inputs, **kwargs)
+
+
+_CLASSES = {}
+
+
+def __getattr__(name):
+    # transformers' PreTrainedTokenizerFast with nbtok's backend, made when first asked for
+    if name != "PreTrainedTokenizerFast":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name not in _CLASSES:
+        base = _transformers().PreTrainedTokenizerFast
+
+        class PreTrainedTokenizerFast(base):
+            """transformers' ``PreTrainedTokenizerFast`` whose backend is nbtok's."""
+
+            def __init__(self, *args, **kwargs):
+                with nbtok_backend():
+                    super().__init__(*args, **kwargs)
+
+            @classmethod
+            def from_pretrained(cls, pretrained_model_name_or_path, *inputs, **kwargs):
+                _local(str(pretrained_model_name_or_path))
+                kwargs.setdefault("local_files_only", True)
+                with nbtok_backend():
+                    return super().from_pretrained(pretrained_model_name_or_path, *inputs, **kwargs)
+
+        PreTrainedTokenizerFast.__module__ = __name__
+        _CLASSES[name] = PreTrainedTokenizerFast
+    return _CLASSES[name]

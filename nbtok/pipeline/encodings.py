@@ -1,0 +1,67 @@
+"""Per-sequence ``Encoding`` objects from a ``tokenizer.json`` pipeline, before its
+post-processor: ids, token strings, original char offsets and word indices, as HF's
+``encode_single_sequence`` gives them (a word is one split of the pre-tokenizer, added tokens
+included). Used by the per-encoding API (``nbtok.compat.tokenizers``); the batch API
+(``HuggingFaceModel.encode_batch_with_offsets``) returns the same ids and offsets as arrays.
+
+Examples:
+    >>> import nbtok
+    >>> tok = nbtok.Tokenizer.from_file("tests/data/tiny_bpe.json")   # doctest: +SKIP
+    >>> [e.tokens for e in sequence_encodings(tok.model, ["a b"])]     # doctest: +SKIP
+"""
+import numpy as np
+
+from . import unit_kernels as K
+from ..post_processors.encoding import Encoding
+
+
+def sequence_encodings(model, texts, type_id=0, split_special_tokens=False):
+    """One ``Encoding`` per text of ``texts`` (a ``HuggingFaceModel``'s stages, no post-processor,
+    no truncation or padding). A Unigram model's unknown token shows the text it covers, as
+    HF's ``Encoding.tokens`` does."""
+    if not isinstance(texts, list) or any(not isinstance(t, str) for t in texts):
+        raise TypeError("texts must be a list of str")
+    if not texts:
+        return []
+    b = model._pre_model(texts, split_special_tokens, None)
+    t_ids, t_s, t_e, t_off = model._model(b, None)
+    ids, st, en, doc_off, _, _ = K.assemble(b.U, t_ids, t_s, t_e, t_off, b.a_s, b.a_e, b.n_docs, b.doc_start)
+    if ids.size and ids.min() < 0:
+        raise ValueError("the text needs the unknown token, but the model defines none")
+    U = b.U
+    added = U[:, K.TOK] >= 0
+    per_unit = np.where(added, 1, np.diff(t_off))
+    unit_of = np.repeat(np.arange(len(U)), per_unit)
+    # a word is a non-empty split: its rank among the document's non-empty units
+    nonempty = added | (U[:, K.END] > U[:, K.START])
+    before = np.zeros(len(U) + 1, np.int64)     # non-empty units before each unit
+    np.cumsum(nonempty, out=before[1:])
+    doc_first = np.searchsorted(U[:, K.DOC], np.arange(len(texts)))   # (units are in document order)
+    words = before[unit_of + 1] - 1 - before[doc_first[U[unit_of, K.DOC]]]
+    tokens = [model.tokens[i] for i in ids.tolist()]
+    if model.kind == "Unigram" and model.unk_id >= 0:
+        from_text = ~np.repeat(added, per_unit)
+        t_index = np.cumsum(from_text) - 1
+        for k in np.nonzero((ids == model.unk_id) & from_text)[0].tolist():
+            t = t_index[k]
+            tokens[k] = b.cps[t_s[t]:t_e[t]].tobytes().decode("utf-32-le")
+    # an added token shows the text it was found in (with the white space lstrip / rstrip took),
+    # normalized if the token matches normalized text
+    is_added = np.repeat(added, per_unit)
+    if is_added.any():
+        normalized = {a["id"]: a["normalized"] for a in model.added}
+        doc_of = np.repeat(np.arange(len(texts)), np.diff(doc_off))
+        for k in np.nonzero(is_added)[0].tolist():
+            text = texts[doc_of[k]][st[k]:en[k]]
+            if normalized.get(int(ids[k])) and model.normalizer is not None:
+                text = model.normalizer.normalize_str(text)
+            tokens[k] = text
+    out = []
+    ids_l, st_l, en_l, w_l = ids.tolist(), st.tolist(), en.tolist(), words.tolist()
+    off = doc_off.tolist()
+    for d in range(len(texts)):
+        a, z = off[d], off[d + 1]
+        n = z - a
+        out.append(Encoding(ids_l[a:z], type_ids=[type_id] * n, tokens=tokens[a:z], words=w_l[a:z],
+                            offsets=list(zip(st_l[a:z], en_l[a:z]))))
+    return out

@@ -1,0 +1,128 @@
+"""``nbtok.compat.transformers`` against transformers' own ``AutoTokenizer``: the same calls on
+the same local model folder give equal ``input_ids``, ``attention_mask``, ``offset_mapping``
+(and the other outputs) and decoded text. Needs the optional ``transformers`` package."""
+import json
+
+import numpy as np
+import pytest
+
+from conftest import FIXTURES, shared_data_dir
+
+transformers = pytest.importorskip("transformers", reason="transformers is not installed (optional extra "
+                                   "nbtok[transformers]): the transformers parity tests are skipped")
+hf = pytest.importorskip("tokenizers")
+from nbtok.compat import transformers as ours  # noqa: E402
+from nbtok.compat import tokenizers as ours_tokenizers  # noqa: E402
+
+LINES = [l for l in (FIXTURES / "text" / "udhr_eng.txt").read_text(encoding="utf-8").splitlines() if l.strip()]
+TEXTS = LINES[:24] + ["Hello  world, how are you?", "A sentence 🤗 with <mask> </s> [SEP]", "", "Héllò 日本語"]
+if shared_data_dir() is not None:   # a few lines of every shared corpus (the multilingual ones too)
+    for _p in sorted((shared_data_dir() / "corpora").rglob("*.txt")):
+        TEXTS += [l[:300] for l in _p.read_text(encoding="utf-8", errors="replace").splitlines() if l.strip()][:3]
+CALLS = [dict(padding=True, truncation=True, return_tensors="np", return_offsets_mapping=True),
+         dict(padding="max_length", truncation=True, max_length=16, return_tensors="np", return_offsets_mapping=True,
+              return_special_tokens_mask=True, return_length=True),
+         dict(truncation=True, max_length=12, stride=3, return_overflowing_tokens=True, return_offsets_mapping=True),
+         dict(add_special_tokens=False, return_offsets_mapping=True)]
+
+
+def _trained_folder(tmp):
+    from tokenizers import decoders, models, normalizers, pre_tokenizers, processors, trainers
+    t = hf.Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    t.normalizer = normalizers.BertNormalizer(lowercase=True)
+    t.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    t.decoder = decoders.WordPiece()
+    t.train_from_iterator(LINES, trainers.WordPieceTrainer(vocab_size=400, special_tokens=[
+        "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"], show_progress=False))
+    t.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+                                                     special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
+    t.save(str(tmp / "tokenizer.json"))
+    (tmp / "tokenizer_config.json").write_text(json.dumps({
+        "tokenizer_class": "BertTokenizer", "model_max_length": 32, "do_lower_case": True, "pad_token": "[PAD]",
+        "unk_token": "[UNK]", "cls_token": "[CLS]", "sep_token": "[SEP]", "mask_token": "[MASK]"}))
+    return str(tmp)
+
+
+def _folders(tmp):
+    out = [_trained_folder(tmp)]
+    root = shared_data_dir()
+    if root is not None:
+        for rel in ("zoo/roberta", "models/hf_tokenizers/t5-small", "models/hf_tokenizers/phi-3-mini",
+                    "zoo/bert-uncased/blip", "zoo/llama3/llama-3.1", "zoo/t5/sd3-t5xxl"):
+            if (root / rel / "tokenizer.json").is_file():
+                out.append(str(root / rel))
+    return out
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory):
+    return _folders(tmp_path_factory.mktemp("tf_folder"))
+
+
+def _same(a, b):
+    assert sorted(a.keys()) == sorted(b.keys())
+    for k in b.keys():
+        x, y = a[k], b[k]
+        if isinstance(y, np.ndarray):
+            assert isinstance(x, np.ndarray) and x.dtype == y.dtype and np.array_equal(x, y), k
+        else:
+            assert x == y, k
+
+
+def _run(tok, texts, pairs, kw):
+    try:
+        return tok(texts, pairs, **kw) if pairs is not None else tok(texts, **kw)
+    except ValueError as e:      # e.g. "Asking to pad but the tokenizer does not have a padding token"
+        return ("ValueError", str(e))
+
+
+def test_calls_match_autotokenizer(folders):
+    for folder in folders:
+        ref = transformers.AutoTokenizer.from_pretrained(folder)
+        try:
+            mine = ours.AutoTokenizer.from_pretrained(folder)
+        except NotImplementedError as e:   # transformers converted the slow tokenizer files: nbtok says so
+            assert "slow files" in str(e) and "sd3-t5xxl" in folder, folder
+            continue
+        assert type(mine) is type(ref)
+        assert isinstance(mine._tokenizer, ours_tokenizers.Tokenizer)
+        for kw in CALLS:
+            # (pairs with overflowing windows: the windows of the two texts are combined, so long texts
+            # give thousands of encodings; the pairs run without that call)
+            for pairs in (None, TEXTS[::-1]) if "stride" not in kw else (None,):
+                a, b = _run(mine, TEXTS, pairs, kw), _run(ref, TEXTS, pairs, kw)
+                if isinstance(b, tuple):
+                    assert a == b, (folder, kw)
+                    continue
+                _same(a, b)
+        ids = ref(TEXTS)["input_ids"]
+        for skip in (True, False):
+            assert mine.batch_decode(ids, skip_special_tokens=skip) == ref.batch_decode(ids, skip_special_tokens=skip)
+        assert mine.decode(ids[0]) == ref.decode(ids[0])
+        assert mine.tokenize(TEXTS[0]) == ref.tokenize(TEXTS[0])
+        assert mine.convert_ids_to_tokens(ids[1]) == ref.convert_ids_to_tokens(ids[1])
+        assert mine.get_vocab() == ref.get_vocab() and len(mine) == len(ref)
+        assert mine.all_special_ids == ref.all_special_ids
+
+
+def test_pretrained_tokenizer_fast_class(folders, tmp_path):
+    folder = folders[0]
+    mine = ours.PreTrainedTokenizerFast(tokenizer_file=folder + "/tokenizer.json", pad_token="[PAD]")
+    ref = transformers.PreTrainedTokenizerFast(tokenizer_file=folder + "/tokenizer.json", pad_token="[PAD]")
+    _same(mine(TEXTS, padding=True, return_offsets_mapping=True), ref(TEXTS, padding=True, return_offsets_mapping=True))
+    again = ours.PreTrainedTokenizerFast.from_pretrained(folder)
+    assert isinstance(again._tokenizer, ours_tokenizers.Tokenizer)
+    _same(again(TEXTS[:3]), transformers.PreTrainedTokenizerFast.from_pretrained(folder)(TEXTS[:3]))
+    mine.save_pretrained(str(tmp_path / "saved"))
+    _same(ours.AutoTokenizer.from_pretrained(str(tmp_path / "saved"))(TEXTS[:3]),
+          transformers.AutoTokenizer.from_pretrained(str(tmp_path / "saved"))(TEXTS[:3]))
+
+
+def test_folder_without_tokenizer_json_says_so(tmp_path):
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps({"tokenizer_class": "BertTokenizer"}))
+    (tmp_path / "vocab.txt").write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nhello\n")
+    assert hasattr(transformers.AutoTokenizer.from_pretrained(str(tmp_path)), "backend_tokenizer")  # (converted)
+    with pytest.raises(NotImplementedError, match="slow files"):
+        ours.AutoTokenizer.from_pretrained(str(tmp_path))
+    with pytest.raises(FileNotFoundError, match="does not download"):
+        ours.AutoTokenizer.from_pretrained("bert-base-uncased")

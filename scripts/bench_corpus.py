@@ -30,13 +30,16 @@ def make_input(tmp, mb):
     budget = int(mb * 1e6)
     files = sorted((DATA / "corpora" / "bench").glob("*.txt"))
     with open(out, "wb") as f:
-        while budget > 0:
+        wrote = True
+        while budget > 0 and wrote:
+            wrote = False
             for p in files:
                 data = p.read_bytes()[:budget]
                 data = data[:data.rfind(b"\n") + 1]
                 f.write(data)
                 budget -= len(data)
-                if budget <= 0 or not data:
+                wrote = wrote or bool(data)
+                if budget <= 0:
                     break
     return out
 

@@ -65,7 +65,7 @@ def test_short_text_kernel_stops_at_a_long_pre_token():
     tok, ref = tiktoken_gpt2()
     model = nbtok.get_encoding("gpt2").model  # a model of its own: its kernel choice starts afresh
     args = (model._M, (model.pre.table, model.pre.cfg), model._S(frozenset()))
-    doc = K.new_doc_scratch(4096)
+    doc = K.new_doc_scratch(4096, 4096, 4096)
     assert K.encode_doc(np.frombuffer(b"hi there", np.uint8), *args, doc) == len(ref.encode_ordinary("hi there"))
     long_text = "an internationalization of " + "x" * 300 + " and " + " " * 40 + "end"
     assert K.encode_doc(np.frombuffer(long_text.encode(), np.uint8), *args, doc) == -1

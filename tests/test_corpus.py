@@ -263,13 +263,20 @@ def test_shards_read_their_own_lines(tmp_path, every, ending):
     (tmp_path / "t.txt").write_bytes(raw)
     with gzip.open(tmp_path / "t.txt.gz", "wb") as f:
         f.write(raw)
+    compressed = [("t.txt.gz", "lines")]
+    try:
+        import zstandard
+        (tmp_path / "t.txt.zst").write_bytes(zstandard.ZstdCompressor().compress(raw))
+        compressed.append(("t.txt.zst", "lines"))
+    except ImportError:
+        pass
     docs = [json.dumps({"text": t}) if t else "  " for t in lines[:-1] if "\udcff" not in t]
     (tmp_path / "t.jsonl").write_text("\n".join(docs) + ending, encoding="utf-8")
     want = raw.decode("utf-8", "surrogateescape").split("\n")
     if ending:
         want = want[:-1]
-    for name, kind, expect in [("t.txt", "lines", want), ("t.txt.gz", "lines", want),
-                               ("t.jsonl", "jsonl", [t for t in lines[:-1] if t and "\udcff" not in t])]:
+    for name, kind, expect in [("t.txt", "lines", want)] + [(c, k, want) for c, k in compressed] + \
+            [("t.jsonl", "jsonl", [t for t in lines[:-1] if t and "\udcff" not in t])]:
         specs = plan_shards([(str(tmp_path / name), kind)], every, "text")
         got = [d for s in specs for d in shard_documents(s, "text")]
         assert got == expect, name

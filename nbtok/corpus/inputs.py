@@ -109,11 +109,24 @@ def read_lines(path, first_byte, end_byte):
                 if not got:
                     break
                 skip -= got
-        data = f.read(end_byte - first_byte)
+        data = _read_exact(f, end_byte - first_byte)
     text = data.decode("utf-8", errors="surrogateescape")
     if text.endswith("\n"):
         text = text[:-1]
     return text.split("\n") if data else []
+
+
+def _read_exact(f, n):
+    """``n`` bytes of ``f`` (fewer only at its end): a decompressing reader may return fewer
+    than asked before its end."""
+    parts = []
+    while n > 0:
+        got = f.read(n)
+        if not got:
+            break
+        parts.append(got)
+        n -= len(got)
+    return b"".join(parts)
 
 
 def iter_documents(path, kind, text_field="text", span=None):

@@ -12,6 +12,7 @@ import pytest
 
 import nbtok
 from conftest import FIXTURES
+from fuzz_runner import mutate_bytes
 
 TEXT = [line for line in (FIXTURES / "text" / "udhr_eng.txt").read_text(encoding="utf-8").splitlines() if line]
 PROBES = TEXT[:4] + ["héllo 🙃 <s> [CLS] <unk>", ""]
@@ -24,24 +25,10 @@ def _exercise(tok):
     tok.encode_batch(TEXT[:8])
 
 
-def _mutate_bytes(data, rng):
-    d = bytearray(data)
-    for _ in range(rng.randint(1, 8)):
-        p = rng.randrange(len(d))
-        op = rng.random()
-        if op < 0.6:
-            d[p] = rng.randrange(256)
-        elif op < 0.8:
-            del d[p:p + rng.randint(1, 16)]
-        else:
-            d[p:p] = bytes(rng.randrange(256) for _ in range(rng.randint(1, 8)))
-    return bytes(d)
-
-
 def _check_damaged(load, data, path, rng, trials):
     loaded = 0
     for _ in range(trials):
-        path.write_bytes(_mutate_bytes(data, rng))
+        path.write_bytes(mutate_bytes(data, rng))
         try:
             tok = load(path)
         except REFUSALS:

@@ -102,9 +102,59 @@ def test_unsupported_calls_say_so(models):
     sp = compat.SentencePieceProcessor(model_file=models[0])
     for call in (lambda: sp.encode("x", out_type="proto"), lambda: sp.decode([5], out_type="proto"),
                  lambda: compat.SentencePieceNormalizer(rule_tsv="rules.tsv"),
-                 lambda: sp.sample_encode_and_score_as_ids("x")):
+                 lambda: sp.set_vocabulary(["a"])):
         with pytest.raises(NotImplementedError, match="not implemented by nbtok"):
             call()
+
+
+def _segmentation_log_probabilities(ref, text, alpha):
+    """{pieces: log p} over every segmentation of ``text``, p ~ exp(alpha * score), from
+    sentencepiece's own n-best list (all of them: the text has fewer than 512)."""
+    import numpy as np
+    nbest = ref.nbest_encode(text, nbest_size=512, out_type="proto").nbests
+    assert len(nbest) < 512
+    logits = {tuple(p.piece for p in s.pieces): alpha * s.score for s in nbest}
+    z = np.logaddexp.reduce(list(logits.values()))
+    return {k: v - z for k, v in logits.items()}
+
+
+def test_sample_encode_and_score_draws_from_the_segmentation_distribution(models):
+    """sentencepiece 0.2.3 dropped ``SampleEncodeAndScore``, so the oracle is what it computes:
+    with replacement, independent draws scored by their log-probability; without, distinct
+    samples (a Gumbel-top-k draw) scored by their log inclusion probability q, for which
+    sum over the sample of p / q has expectation 1 (the estimator those scores exist for);
+    the first of them is a draw from p."""
+    import collections
+    import math
+    ref, ours = spm.SentencePieceProcessor(model_file=models[0]), compat.SentencePieceProcessor(model_file=models[0])
+    text, alpha, rounds = "the right", 0.5, 2000
+    logp = _segmentation_log_probabilities(ref, text, alpha)
+    compat.set_random_generator_seed(3)
+    first, estimate = collections.Counter(), 0.0
+    for _ in range(rounds):
+        for pieces, score in ours.sample_encode_and_score(text, wor=False, num_samples=2, out_type=str, alpha=alpha):
+            assert score == pytest.approx(logp[tuple(pieces)], abs=1e-5)
+        drawn = ours.sample_encode_and_score(text, wor=True, num_samples=3, out_type=str, alpha=alpha)
+        assert len(drawn) == 3 and len({tuple(p) for p, _ in drawn}) == 3
+        estimate += sum(math.exp(logp[tuple(p)] - q) for p, q in drawn)
+        first[tuple(drawn[0][0])] += 1
+    assert estimate / rounds == pytest.approx(1.0, abs=0.06)
+    assert 0.5 * sum(abs(first[k] / rounds - math.exp(v)) for k, v in logp.items()) < 0.06
+    best = ours.sample_encode_and_score(text, wor=True, include_best=True, num_samples=4, out_type=int)
+    assert best[0] == (ref.encode(text), 0.0) and ref.encode(text) not in [ids for ids, _ in best[1:]]
+    for out_type in (str, int, "serialized_proto", "immutable_proto"):  # sentencepiece 0.2.1's own test
+        for wor in (True, False):
+            results = ours.sample_encode_and_score([text, "I have a pen."], wor=wor, num_samples=10, out_type=out_type)
+            if out_type in (str, int):
+                assert [ours.decode(seq) for seq, _ in results[1]] == ["I have a pen."] * len(results[1])
+    proto = ours.SampleEncodeAndScoreAsImmutableProto(text, 3, wor=True)
+    assert [p.piece for p in proto.nbests[0].pieces] and proto.nbests[0].text == text
+    for bad in (lambda: ours.sample_encode_and_score(text, num_samples=0),
+                lambda: ours.sample_encode_and_score(text, include_best=True),
+                lambda: ours.sample_encode_and_score(""),
+                lambda: compat.SentencePieceProcessor(model_file=models[2]).sample_encode_and_score(text)):
+        with pytest.raises(RuntimeError):
+            bad()
 
 
 def _entropy_by_enumeration(ref, text, alpha):

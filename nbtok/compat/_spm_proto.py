@@ -24,6 +24,8 @@ presence), so the bytes are sentencepiece's. The immutable objects convert ``beg
 to character offsets (``ConvertToUnicodeSpans``), also in what their ``SerializeAsString``
 returns, as sentencepiece 0.2.1 does.
 """
+import math
+
 import numpy as np
 
 from ..formats.sentencepiece_model import BYTE, CONTROL, FIXED32, LEN, UNKNOWN, VARINT, _key, _len_field, \
@@ -134,6 +136,61 @@ def nbest_pieces(m, text, nbest_size):
     if nbest_size <= 1:
         return data, [(_populate(m, data, *_viterbi(m, data)), 0.0)]
     return data, [(_populate(m, data, norm, n2o, syms), score) for syms, score in _nbest_syms(m, norm, nbest_size)]
+
+
+def sample_and_score_pieces(m, text, num_samples, alpha, wor, include_best):
+    """(input bytes, [(pieces, score)]) as sentencepiece's ``SampleEncodeAndScore``
+    (``Model::SampleEncodeAndScore`` of ``unigram_model.cc``): ``num_samples`` segmentations
+    drawn from p ~ exp(alpha * score). With ``wor`` they are distinct (a Gumbel-top-k draw of
+    ``num_samples + 1``, the last one's perturbed score ``kappa`` giving each kept sample's
+    log inclusion probability, ``log(1 - exp(-exp(log p - kappa)))``); ``include_best`` puts the
+    Viterbi segmentation first with score 0 (and out of the samples). Without ``wor`` they
+    are independent draws scored by their log-probability."""
+    from ..models.unigram.nbest import gumbel_topk
+    from ..models.unigram.sampling import ffbs_scored
+    data = _as_bytes(text)
+    if m.model_type != "unigram":
+        raise RuntimeError("SampleEncodeAndScore is not available for the current model "
+                           f"({m.model_type.upper()}): it needs a Unigram model")
+    norm, n2o = _aligned(m, data)
+    if norm.size == 0:
+        raise RuntimeError("SampleEncodeAndScore returns empty result.")
+    lat, idsc, unk_score, V = m.ML
+    theta, k = float(alpha), int(num_samples)
+    if not wor:
+        syms, off, logp = ffbs_scored(norm, norm.size, lat, idsc, unk_score, V, theta, k)
+        return data, [(_populate(m, data, norm, n2o, syms[off[j]:off[j + 1]]), float(np.float32(logp[j])))
+                      for j in range(k)]
+    syms, off, perturbed, logp = gumbel_topk(norm, norm.size, lat, idsc, unk_score, V, k + 1, theta)
+    drawn = [(syms[off[j]:off[j + 1]], perturbed[j], logp[j]) for j in range(off.size - 1)]
+    results = []
+    if include_best:
+        best = np.asarray(_viterbi(m, data)[2], np.int64)
+        results.append((best, 0.0))
+        same = [j for j, d in enumerate(drawn) if np.array_equal(d[0], best)]
+        drawn.pop(same[0] if same else -1)
+    if drawn:
+        kappa = drawn.pop()[1]
+        for path, _, lp in drawn:
+            results.append((path, _inclusion_log_probability(float(np.float32(lp)), kappa)))
+    if not results:
+        raise RuntimeError("SampleEncodeAndScore returns empty result.")
+    return data, [(_populate(m, data, norm, n2o, path), score) for path, score in results]
+
+
+def _inclusion_log_probability(logp, kappa):
+    """log P(a path of log-probability ``logp`` is among the samples), given the perturbed score
+    ``kappa`` of the first path left out: the log survival function of a Gumbel at
+    ``kappa - logp``, by its series below -10 (where ``expm1`` would lose it), as sentencepiece."""
+    if logp == 0.0:  # sentencepiece leaves a score of exactly 0 (the best path's) as it is
+        return 0.0
+    x = logp - kappa
+    y = math.exp(x)
+    if x <= -10:
+        p = x - y / 2 + y ** 2 / 24 - y ** 4 / 2880
+    else:
+        p = math.log(-math.expm1(-y))
+    return float(np.float32(p))
 
 
 def _symbol_lengths(m, syms):

@@ -7,7 +7,7 @@ The calls of sentencepiece 0.2's Python API with its argument names, defaults an
 sentencepiece's; ``out_type='immutable_proto'``: sentencepiece 0.2.1's ``ImmutableSentencePieceText``
 objects, begin / end in characters) are built in ``_spm_proto``. What nbtok cannot answer exactly
 raises ``NotImplementedError`` naming the call: ``out_type='proto'`` (a protobuf message in
-sentencepiece 0.2.3), ``sample_encode_and_score_*``, ``set_vocabulary``,
+sentencepiece 0.2.3), ``set_vocabulary``,
 ``SentencePieceNormalizer(rule_tsv=...)``. ``normalize`` and ``SentencePieceNormalizer`` are in
 ``_spm_normalizer``. Sampling draws from the same
 distributions as sentencepiece with nbtok's own random generator, so a seeded sequence of
@@ -193,13 +193,20 @@ class SentencePieceProcessor:
             m._F(add_bos, add_eos)  # ValueError when the model has no such control piece
         # the segmentations as sentencepiece's NBestEncode fills its NBestSentencePieceText
         data, results = _P.nbest_pieces(m, input, max(int(n), 1))
+        out = self._nbest_output(data, results, out_type, add_bos, add_eos, reverse, emit_unk)
+        return out if out_type in _PROTO else [seq for seq, _ in out]
+
+    def _nbest_output(self, data, results, out_type, add_bos, add_eos, reverse, emit_unk):
+        """[(pieces, score)] of an n-best or sampled result as ``out_type``: the proto objects,
+        or a list of (ids or pieces with BOS / EOS as asked, score)."""
+        m = self._m
         if out_type == "serialized_proto":
             return _P.serialize_nbest([_P.serialize_text(data, p, score) for p, score in results])
         if out_type == "immutable_proto":
             return _P.ImmutableNBestSentencePieceText([_P.ImmutableSentencePieceText(data, p, score)
                                                       for p, score in results])
         out = []
-        for pieces, _ in results:
+        for pieces, score in results:
             if out_type is int:
                 seq, bos, eos = [p[1] for p in pieces], m.bos_id, m.eos_id
             else:
@@ -208,7 +215,7 @@ class SentencePieceProcessor:
                 bos, eos = (m.id_to_piece(i) if i >= 0 else None for i in (m.bos_id, m.eos_id))
             if reverse:
                 seq = seq[::-1]
-            out.append(([bos] if add_bos else []) + seq + ([eos] if add_eos else []))
+            out.append((([bos] if add_bos else []) + seq + ([eos] if add_eos else []), score))
         return out
 
     def nbest_encode_as_ids(self, input, nbest_size=None, **kwargs):
@@ -260,10 +267,55 @@ class SentencePieceProcessor:
 
     SampleEncodeAsIds, SampleEncodeAsPieces = sample_encode_as_ids, sample_encode_as_pieces
 
-    def sample_encode_and_score(self, *args, **kwargs):
-        _unsupported("sample_encode_and_score", "the scores of sampled segmentations are not computed")
+    def sample_encode_and_score(self, input, out_type=None, add_bos=None, add_eos=None, reverse=None,
+                                emit_unk_piece=None, num_samples=None, alpha=None, wor=None, include_best=None):
+        """``num_samples`` segmentations of a text (or of each text of a list) drawn from
+        p ~ exp(alpha * score) (Unigram), each with a score: without replacement (``wor``), the
+        log-probability that the sample is drawn; with replacement, its log-probability.
+        ``include_best`` (needs ``wor``) adds the best segmentation first, with score 0.
+        ``alpha`` defaults to 1. The draws come from nbtok's generator
+        (``set_random_generator_seed``), so they differ from sentencepiece's draw for draw."""
+        if isinstance(input, list):
+            return [self.sample_encode_and_score(t, out_type, add_bos, add_eos, reverse, emit_unk_piece, num_samples,
+                                                 alpha, wor, include_best) for t in input]
+        d = self._defaults
+        out_type = d["out_type"] if out_type is None else out_type
+        add_bos, add_eos, reverse, emit_unk = (d[k] if v is None else v for k, v in (
+            ("add_bos", add_bos), ("add_eos", add_eos), ("reverse", reverse), ("emit_unk_piece", emit_unk_piece)))
+        num_samples = 1 if num_samples is None else num_samples
+        alpha = 1.0 if alpha is None else alpha
+        wor, include_best = bool(wor), bool(include_best)
+        if num_samples <= 0:
+            raise RuntimeError("num_examples must be positive")
+        if include_best and not wor:
+            raise RuntimeError('When include_best is True, We must specify "wor = True".')
+        if out_type in _PROTO:
+            _P.proto_options_check(add_bos, add_eos, reverse, emit_unk)
+        elif out_type not in (int, str):
+            _bad_out_type("sample_encode_and_score", out_type)
+        else:
+            self._m._F(add_bos, add_eos)  # ValueError when the model has no such control piece
+        data, results = _P.sample_and_score_pieces(self._m, input, num_samples, alpha, wor, include_best)
+        return self._nbest_output(data, results, out_type, add_bos, add_eos, reverse, emit_unk)
 
-    sample_encode_and_score_as_ids = sample_encode_and_score_as_pieces = sample_encode_and_score
+    def sample_encode_and_score_as_pieces(self, input, num_samples=None, alpha=None, **kwargs):
+        return self.sample_encode_and_score(input, out_type=str, num_samples=num_samples, alpha=alpha, **kwargs)
+
+    def sample_encode_and_score_as_ids(self, input, num_samples=None, alpha=None, **kwargs):
+        return self.sample_encode_and_score(input, out_type=int, num_samples=num_samples, alpha=alpha, **kwargs)
+
+    def sample_encode_and_score_as_serialized_proto(self, input, num_samples=None, alpha=None, **kwargs):
+        return self.sample_encode_and_score(input, out_type="serialized_proto", num_samples=num_samples,
+                                            alpha=alpha, **kwargs)
+
+    def sample_encode_and_score_as_immutable_proto(self, input, num_samples=None, alpha=None, **kwargs):
+        return self.sample_encode_and_score(input, out_type="immutable_proto", num_samples=num_samples,
+                                            alpha=alpha, **kwargs)
+
+    (SampleEncodeAndScore, SampleEncodeAndScoreAsPieces, SampleEncodeAndScoreAsIds,
+     SampleEncodeAndScoreAsSerializedProto, SampleEncodeAndScoreAsImmutableProto) = (
+        sample_encode_and_score, sample_encode_and_score_as_pieces, sample_encode_and_score_as_ids,
+        sample_encode_and_score_as_serialized_proto, sample_encode_and_score_as_immutable_proto)
 
     def calculate_entropy(self, input, alpha, num_threads=None):
         """Entropy of the segmentation distribution of a text (or a list of texts) at ``alpha``."""

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..._jit import kernel
 from ...normalizers.sentencepiece import normalize
-from .sampling import full_lattice
+from .sampling import full_lattice, lattice_forward
 from ..symbols import char_symbol, finish_ids
 
 MAX_AGENDA = 10000
@@ -85,8 +85,8 @@ def _grow_hyps(hnode, hnext, hfx, hgx, need):
     cap = max(2 * hnode.shape[0], need)
     a = np.empty(cap, np.int64)
     b = np.empty(cap, np.int64)
-    c = np.empty(cap, np.float32)
-    d = np.empty(cap, np.float32)
+    c = np.empty(cap, hfx.dtype)
+    d = np.empty(cap, hgx.dtype)
     k = hnode.shape[0]
     a[:k] = hnode
     b[:k] = hnext
@@ -96,18 +96,16 @@ def _grow_hyps(hnode, hnext, hfx, hgx, need):
 
 
 @kernel
-def astar_nbest(norm, n, lat, idsc, unk_score, V, nbest):
-    """The ``nbest`` (>= 2) best segmentations of ``norm[:n]`` (n > 0) as sentencepiece's
-    ``Lattice::NBest`` finds them: (symbols int64[], offsets int64[count + 1], scores
-    float32[count]) in its order. Symbols as ``models.unigram.viterbi`` (``V + code point``: unknown)."""
-    ns, nid, nsc64, nnext, head = full_lattice(norm, n, lat, idsc, unk_score)
+def end_node_lists(ns, nnext, head, n):
+    """Each position's ``end_nodes`` of a ``full_lattice`` as sentencepiece's ``Lattice`` holds
+    them: node numbers in insertion order, node ``m`` the BOS node (ending at 0). Returns
+    ``(ends, ecount, elist, m)``: the nodes ending at ``e`` are ``elist[ecount[e]:ecount[e + 1]]``."""
     m = 0
     for e in range(n + 1):
         j = head[e]
         while j >= 0:
             m += 1
             j = nnext[j]
-    # end_nodes in insertion order (node numbers ascending), as CSR; node m is BOS
     ecount = np.zeros(n + 2, np.int64)
     nend = np.empty(m, np.int64)
     for e in range(n + 1):
@@ -126,6 +124,16 @@ def astar_nbest(norm, n, lat, idsc, unk_score, V, nbest):
     for j in range(m):
         elist[fill[nend[j]]] = j
         fill[nend[j]] += 1
+    return nend, ecount, elist, m
+
+
+@kernel
+def astar_nbest(norm, n, lat, idsc, unk_score, V, nbest):
+    """The ``nbest`` (>= 2) best segmentations of ``norm[:n]`` (n > 0) as sentencepiece's
+    ``Lattice::NBest`` finds them: (symbols int64[], offsets int64[count + 1], scores
+    float32[count]) in its order. Symbols as ``models.unigram.viterbi`` (``V + code point``: unknown)."""
+    ns, nid, nsc64, nnext, head = full_lattice(norm, n, lat, idsc, unk_score)
+    nend, ecount, elist, m = end_node_lists(ns, nnext, head, n)
     score = np.zeros(m + 1, np.float32)
     for j in range(m):
         score[j] = np.float32(nsc64[j])
@@ -248,26 +256,127 @@ def astar_nbest(norm, n, lat, idsc, unk_score, V, nbest):
         scores = np.empty(1, np.float32)
         scores[0] = eos_bt
         return syms, offsets, scores
-    total_syms = 0
+    scores = np.empty(count, np.float32)
     for r in range(count):
-        h = hnext[res_hyp[r]]
+        scores[r] = hfx[res_hyp[r]]
+    syms, offsets = hypothesis_paths(res_hyp[:count], hnode, hnext, norm, ns, nid, nend, V)
+    return syms, offsets, scores
+
+
+@kernel
+def hypothesis_paths(done, hnode, hnext, norm, ns, nid, nend, V):
+    """The symbols of the complete hypotheses ``done`` (each a chain from BOS through ``hnext``
+    to EOS), as (symbols, offsets)."""
+    total_syms = 0
+    for r in range(done.shape[0]):
+        h = hnext[done[r]]
         while h >= 0 and hnext[h] >= 0:
             total_syms += 1
             h = hnext[h]
     syms = np.empty(total_syms, np.int64)
-    offsets = np.zeros(count + 1, np.int64)
-    scores = np.empty(count, np.float32)
+    offsets = np.zeros(done.shape[0] + 1, np.int64)
     o = 0
-    for r in range(count):
-        scores[r] = hfx[res_hyp[r]]
-        h = hnext[res_hyp[r]]
+    for r in range(done.shape[0]):
+        h = hnext[done[r]]
         while h >= 0 and hnext[h] >= 0:
             j = hnode[h]
             syms[o] = nid[j] if nid[j] >= 0 else char_symbol(norm, ns[j], nend[j] - ns[j], V)
             o += 1
             h = hnext[h]
         offsets[r + 1] = o
-    return syms, offsets, scores
+    return syms, offsets
+
+
+@kernel
+def gumbel():
+    """A standard Gumbel draw, as sentencepiece's ``Gumbel()`` (``-log(-log(u + 1e-7))``)."""
+    return -np.log(-np.log(np.random.random() + 1e-7))
+
+
+@kernel
+def gumbel_topk(norm, n, lat, idsc, unk_score, V, k, theta):
+    """Up to ``k`` distinct segmentations of ``norm[:n]`` (n > 0) drawn without replacement
+    from p ~ exp(theta * score), as sentencepiece's ``Lattice::NBest(k, sample=true, theta)``
+    draws them: the A* search of ``astar_nbest`` from EOS, where a partial path's priority is
+    the largest Gumbel-perturbed log-probability of the paths it can still become (each child's
+    draw conditioned on its parent's, the truncated Gumbel of Kool et al. 2019, "Stochastic
+    Beams and Where to Find Them"), so complete paths pop in the order of a Gumbel-top-k draw.
+    Returns (symbols, offsets, perturbed float64[count], log p float64[count]) in that order;
+    ``log p`` is the path's ``theta * score`` minus the log of the lattice's sum."""
+    ns, nid, nsc64, nnext, head = full_lattice(norm, n, lat, idsc, unk_score)
+    nend, ecount, elist, m = end_node_lists(ns, nnext, head, n)
+    alpha = lattice_forward(ns, nsc64, nnext, head, n, theta)
+    EOS = m + 1
+    cap = 1024
+    hnode = np.empty(cap, np.int64)
+    hnext = np.empty(cap, np.int64)
+    hfx = np.empty(cap, np.float64)
+    hgx = np.empty(cap, np.float64)
+    heap = np.empty(cap, np.int64)
+    hnode[0] = EOS
+    hnext[0] = -1
+    hgx[0] = 0.0
+    hfx[0] = gumbel()
+    nh = 1
+    size = _heap_push(heap, 0, 0, hfx)
+    done = np.empty(k, np.int64)
+    count = 0
+    probs = np.empty(16, np.float64)
+    perturbed = np.empty(16, np.float64)
+    while size > 0 and count < k:
+        top, size = _heap_pop(heap, size, hfx)
+        node = hnode[top]
+        if node == m:  # BOS: a complete path
+            done[count] = top
+            count += 1
+            continue
+        pos = n if node == EOS else ns[node]
+        lo, hi = ecount[pos], ecount[pos + 1]
+        if hi - lo > probs.shape[0]:
+            probs = np.empty(2 * (hi - lo), np.float64)
+            perturbed = np.empty(2 * (hi - lo), np.float64)
+        z = alpha[n] if node == EOS else alpha[pos]
+        best = -1e300
+        for q in range(lo, hi):
+            lnode = elist[q]
+            ls, lsc = (0, 0.0) if lnode == m else (ns[lnode], nsc64[lnode])
+            probs[q - lo] = hgx[top] + alpha[ls] + theta * lsc - z
+            perturbed[q - lo] = probs[q - lo] + gumbel()
+            best = max(best, perturbed[q - lo])
+        need = nh + (hi - lo)
+        if need > hnode.shape[0]:
+            hnode, hnext, hfx, hgx = _grow_hyps(hnode, hnext, hfx, hgx, need)
+        if size + (hi - lo) > heap.shape[0]:
+            h2 = np.empty(max(2 * heap.shape[0], size + hi - lo), np.int64)
+            h2[:size] = heap[:size]
+            heap = h2
+        parent = hfx[top]
+        for q in range(lo, hi):
+            # the child's maximum, conditioned on being at most the parent's (numerically
+            # stable form, appendix B.3 of the paper)
+            v = parent - perturbed[q - lo] + np.log1p(-np.exp(perturbed[q - lo] - best))
+            h = nh
+            nh += 1
+            hnode[h] = elist[q]
+            hnext[h] = top
+            hgx[h] = probs[q - lo]
+            hfx[h] = parent - max(0.0, v) - np.log1p(np.exp(-abs(v)))
+            size = _heap_push(heap, size, h, hfx)
+        if size >= MAX_AGENDA:  # keep the best, as sentencepiece shrinks its agenda
+            keep = min(MIN_AGENDA, 10 * k)
+            kept = np.empty(keep, np.int64)
+            for i in range(keep):
+                kept[i], size = _heap_pop(heap, size, hfx)
+            size = 0
+            for i in range(keep):
+                size = _heap_push(heap, size, kept[i], hfx)
+    syms, offsets = hypothesis_paths(done[:count], hnode, hnext, norm, ns, nid, nend, V)
+    perturbed_out = np.empty(count, np.float64)
+    logp = np.empty(count, np.float64)
+    for r in range(count):
+        perturbed_out[r] = hfx[done[r]]
+        logp[r] = hgx[done[r]]
+    return syms, offsets, perturbed_out, logp
 
 
 @kernel

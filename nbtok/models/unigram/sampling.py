@@ -128,8 +128,37 @@ def ffbs_sample(norm, n, lat, idsc, unk_score, V, theta, syms):
     exp(theta * score). Writes symbols into ``syms``; returns their count."""
     ns, nid, nsc, nnext, head = full_lattice(norm, n, lat, idsc, unk_score)
     alpha = lattice_forward(ns, nsc, nnext, head, n, theta)
-    # backward sampling from the end
+    m, _ = backward_sample((ns, nid, nsc, nnext, head), alpha, norm, n, V, theta, syms)
+    return m
+
+
+@kernel
+def ffbs_scored(norm, n, lat, idsc, unk_score, V, theta, k):
+    """``k`` independent ``ffbs_sample`` draws over one lattice of ``norm[:n]``, each with its
+    log-probability (``theta * score`` minus the log of the lattice's sum), as sentencepiece's
+    ``SampleEncodeAndScore`` with ``wor=false``: (symbols, offsets, log p float64[k])."""
+    nodes = full_lattice(norm, n, lat, idsc, unk_score)
+    ns, nid, nsc, nnext, head = nodes
+    alpha = lattice_forward(ns, nsc, nnext, head, n, theta)
+    syms = np.empty(k * (n + 1), np.int64)
+    offsets = np.zeros(k + 1, np.int64)
+    logp = np.empty(k, np.float64)
+    for r in range(k):
+        m, score = backward_sample(nodes, alpha, norm, n, V, theta, syms[offsets[r]:])
+        offsets[r + 1] = offsets[r] + m
+        logp[r] = score - alpha[n]
+    return syms[:offsets[k]].copy(), offsets, logp
+
+
+@kernel
+def backward_sample(nodes, alpha, norm, n, V, theta, syms):
+    """The backward pass of forward-filtering backward-sampling: from the end of the lattice
+    ``nodes`` (``full_lattice``), each step draws the node that ends the prefix with its
+    probability given ``alpha`` (``lattice_forward``). Writes the symbols in order into
+    ``syms``; returns (their count, the path's ``theta * score``)."""
+    ns, nid, nsc, nnext, head = nodes
     m = 0
+    total = 0.0
     e = n
     while e > 0:
         z = alpha[e]
@@ -147,13 +176,14 @@ def ffbs_sample(norm, n, lat, idsc, unk_score, V, theta, syms):
         s = ns[pick]
         v = nid[pick]
         syms[m] = char_symbol(norm, s, e - s, V) if v < 0 else v
+        total += theta * nsc[pick]
         m += 1
         e = s
     for i in range(m // 2):
         t = syms[i]
         syms[i] = syms[m - 1 - i]
         syms[m - 1 - i] = t
-    return m
+    return m, total
 
 
 @kernel

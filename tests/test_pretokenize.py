@@ -210,6 +210,33 @@ def test_fallback_drops_unmatched_text_like_tiktoken():
     assert "".join(iso.split(text)) == text and np.all(iso.ends(b) > 0)
 
 
+# letters, digits and symbols assigned after Unicode 16.0 (by the installed ``regex``, when it is newer)
+NEWER_THAN_16 = "ab\u0558cd \U0001FAEA\u0558!x \U00011DE0z9 \U0001FAEA"
+
+
+def test_regex_fallback_matches_with_the_references_unicode():
+    """A pattern the scanner does not know runs on ``regex``; a ``regex`` newer than Unicode 16.0
+    would give the characters assigned since then classes that HF tokenizers' Oniguruma and
+    tiktoken do not, so they are matched as unassigned code points (``PinnedUnicodeRegex``)."""
+    tokenizers = pytest.importorskip("tokenizers")
+    tiktoken = pytest.importorskip("tiktoken")
+    from nbtok.compat import tokenizers as compat
+    pattern = r"[^\s\p{L}\p{N}]+|\p{L}+|\p{N}|\s+"
+    split = tokenizers.pre_tokenizers.Split(tokenizers.Regex(pattern), "isolated")
+    ours = compat.pre_tokenizers.Split(compat.Regex(pattern), "isolated")
+    assert ours.pre_tokenize_str(NEWER_THAN_16) == split.pre_tokenize_str(NEWER_THAN_16)
+    # every substring of the text is a token, so each of tiktoken's pre-tokens becomes one token
+    b = NEWER_THAN_16.encode("utf-8")
+    subs = sorted({b[i:j] for i in range(len(b)) for j in range(i + 2, len(b) + 1)}, key=lambda t: (len(t), t))
+    ranks = {bytes([i]): i for i in range(256)}
+    ranks.update({t: 256 + r for r, t in enumerate(subs)})
+    enc = tiktoken.Encoding("probe", pat_str=pattern, special_tokens={}, mergeable_ranks=ranks)
+    pre = Pretokenizer(pattern)
+    assert pre.cfg is None
+    assert [p.encode("utf-8") for p in pre.split(NEWER_THAN_16)] == [
+        enc.decode_single_token_bytes(t) for t in enc.encode_ordinary(NEWER_THAN_16)]
+
+
 def test_lone_surrogates_become_replacement_char():
     pre = Pretokenizer("cl100k")
     assert pre.split("a\ud800b") == regex.findall(CL100K, "a\ufffdb")

@@ -1,7 +1,8 @@
 """tokenizer.json decoders (HF semantics) on token strings: ByteLevel, Metaspace, Replace,
 ByteFallback, Fuse, Strip, WordPiece, BPEDecoder, Sequence."""
 from ..formats.gpt2 import bytes_to_unicode
-from ..pipeline.units import compile_regex, req_str
+from ..pipeline.regex_fallback import compile_regex
+from ..pipeline.units import req_str
 
 
 # ---------------------------------------------------------------------------------------------

@@ -127,16 +127,6 @@ def req_str(cfg, key):
     return v
 
 
-def compile_regex(pattern, where):
-    import regex
-    if not isinstance(pattern, str):
-        raise ValueError(f"{where}: regex pattern must be a string")
-    try:
-        return regex.compile(pattern)
-    except regex.error as e:
-        raise ValueError(f"{where}: invalid regex {pattern!r}: {e}") from None
-
-
 def int_id(v, where):
     if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v < MAX_ID:
         raise ValueError(f"{where}: token id must be a non-negative integer, got {v!r}")

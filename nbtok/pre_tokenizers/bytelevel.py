@@ -231,13 +231,8 @@ def scanner_config(pattern):
 # ---------------------------------------------------------------------------------------------
 
 def _compile_regex(pattern):
-    try:
-        import regex
-    except ImportError:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            f"the pre-tokenizer pattern {pattern!r} is not one nbtok's scanner supports, so it needs "
-            "the `regex` module: pip install regex") from None
-    return regex.compile(pattern)
+    from ..pipeline.regex_fallback import compile_regex
+    return compile_regex(pattern, "pre-tokenizer")
 
 
 def _utf8(text):

@@ -8,7 +8,8 @@ from ..normalizers import component_kernels as KN
 from ..pipeline import unit_kernels as K
 from ..normalizers.components import regex_matches
 from ..pipeline.unicode import hf_class_table
-from ..pipeline.units import compile_regex, run_chunks
+from ..pipeline.regex_fallback import compile_regex
+from ..pipeline.units import run_chunks
 
 
 # ---------------------------------------------------------------------------------------------

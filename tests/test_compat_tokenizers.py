@@ -248,6 +248,25 @@ def test_unigram_unknown_text_is_the_token():
     assert enc.tokens == ref.tokens and enc.ids == ref.ids and enc.offsets == ref.offsets
 
 
+def test_nmt_normalizer_matches_hf():
+    """Nmt deletes ASCII / C1 controls and turns other whitespace-like code points into spaces;
+    the offsets of what follows stay on the original text."""
+    text = "a\x01b\x0bc\td\u200be\u2581f\ufeffg\ufffdh\x9fi\u1680j\u2029k \x7fl\r\nm"
+    for lib in (ours, hf):
+        assert lib.normalizers.Nmt().normalize_str(text) == hf.normalizers.Nmt().normalize_str(text)
+    built = []
+    for lib in (ours, hf):
+        t = lib.Tokenizer(lib.models.WordLevel({c: i for i, c in enumerate("abcdefghijklm")} | {"[UNK]": 13},
+                                               unk_token="[UNK]"))
+        t.normalizer = lib.normalizers.Sequence([lib.normalizers.Nmt(), lib.normalizers.Lowercase()])
+        t.pre_tokenizer = lib.pre_tokenizers.WhitespaceSplit()
+        built.append(t)
+    o, r = built
+    assert json.loads(o.to_str()) == json.loads(r.to_str())
+    for t in (text, "X\x02Y\u200fZ", ""):
+        _same(o.encode(t), r.encode(t))
+
+
 def _build_both(lib):
     m = lib.models
     t = lib.Tokenizer(m.WordPiece({"[UNK]": 0, "[CLS]": 1, "[SEP]": 2, "hello": 3, "world": 4, "##s": 5, "!": 6, "wor": 7},

@@ -1,5 +1,5 @@
 """tokenizer.json normalizers (HF semantics, alignments kept): NFC / NFKC / NFD / NFKD,
-Lowercase, Strip, StripAccents, Prepend, Replace, Precompiled (a sentencepiece charsmap),
+Lowercase, Nmt, Strip, StripAccents, Prepend, Replace, Precompiled (a sentencepiece charsmap),
 BertNormalizer, ByteLevel, Sequence. ``build_normalizer(cfg)`` builds one from its JSON object."""
 import unicodedata
 from functools import lru_cache
@@ -9,7 +9,8 @@ import numpy as np
 from . import component_kernels as KN
 from ..pipeline import unit_kernels as K
 from ..pipeline.unicode import char_map, grapheme_joiners, hf_class_table, lowercase_map, nf_transform, nf_unstable
-from ..pipeline.units import Batch, compile_regex, cp_array, flags_per_unit, req_str, transform_units, utf32
+from ..pipeline.regex_fallback import compile_regex
+from ..pipeline.units import Batch, cp_array, flags_per_unit, req_str, transform_units, utf32
 
 
 # ---------------------------------------------------------------------------------------------
@@ -244,6 +245,16 @@ def _mn_delete_map():
     return _unpack_map(char_map({c: "" for c in np.nonzero(cls & K.C_MN)[0].tolist()}))
 
 
+@lru_cache(maxsize=1)
+def nmt_map():
+    """HF's ``Nmt`` normalizer (``normalizers/unicode.rs``) as a char map: the ASCII and C1
+    controls it filters out are deleted, the code points it takes for whitespace become a space."""
+    pairs = {c: "" for c in [*range(0x01, 0x09), 0x0B, *range(0x0E, 0x20), 0x7F, 0x8F, 0x9F]}
+    for c in (0x09, 0x0A, 0x0C, 0x0D, 0x1680, *range(0x200B, 0x2010), 0x2028, 0x2029, 0x2581, 0xFEFF, 0xFFFD):
+        pairs[c] = " "
+    return char_map(pairs)
+
+
 class _ByteLevel(_Normalizer):
     """Every char becomes one char per UTF-8 byte (GPT-2's ``bytes_to_unicode``), all with the
     char's alignment (the ByteLevel pre-tokenizer's transform, as a normalizer)."""
@@ -292,6 +303,8 @@ def build_normalizer(cfg):
         return _NF(cfg, t)
     if t == "Lowercase":
         return _CharMap(cfg, lowercase_map)
+    if t == "Nmt":
+        return _CharMap(cfg, nmt_map)
     if t == "Strip":
         return _Strip(cfg)
     if t == "StripAccents":

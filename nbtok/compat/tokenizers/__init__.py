@@ -10,7 +10,7 @@ their fragment of it. Encoding builds nbtok's pipeline from that object
 Not supported (NotImplementedError or not exported): trainers (``train``,
 ``train_from_iterator``; use ``nbtok.train_bpe`` / ``nbtok.train_sentencepiece``), downloads
 (``from_pretrained`` takes a local folder), BPE dropout, the components nbtok lacks
-(normalizer ``Nmt``, pre-tokenizer ``UnicodeScripts``), ``NormalizedString`` /
+(pre-tokenizer ``UnicodeScripts``), ``NormalizedString`` /
 ``PreTokenizedString`` and custom Python components (``Normalizer.custom`` ...).
 
 Examples:

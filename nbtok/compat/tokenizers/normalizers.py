@@ -1,8 +1,6 @@
 """``tokenizers.normalizers`` on nbtok: the normalizers nbtok implements, as Python objects
 holding their ``tokenizer.json`` fragment.
 
-Not provided (nbtok has no such normalizer): ``Nmt``.
-
 Examples:
     >>> from nbtok.compat.tokenizers import normalizers
     >>> normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase()]).normalize_str("Ｈello")
@@ -12,7 +10,7 @@ import base64
 
 from ._component import Component, SequenceMixin, Regex, pattern_json, pattern_value
 
-__all__ = ["Normalizer", "BertNormalizer", "NFC", "NFD", "NFKC", "NFKD", "Lowercase", "Strip",
+__all__ = ["Normalizer", "BertNormalizer", "NFC", "NFD", "NFKC", "NFKD", "Lowercase", "Nmt", "Strip",
            "StripAccents", "Prepend", "Replace", "Precompiled", "ByteLevel", "Sequence"]
 
 
@@ -44,8 +42,8 @@ def _simple(name):
     return type(name, (Normalizer,), {"_type": name, "__doc__": f"HF's ``{name}`` normalizer."})
 
 
-NFC, NFD, NFKC, NFKD, Lowercase, StripAccents, ByteLevel = map(
-    _simple, ("NFC", "NFD", "NFKC", "NFKD", "Lowercase", "StripAccents", "ByteLevel"))
+NFC, NFD, NFKC, NFKD, Lowercase, Nmt, StripAccents, ByteLevel = map(
+    _simple, ("NFC", "NFD", "NFKC", "NFKD", "Lowercase", "Nmt", "StripAccents", "ByteLevel"))
 
 
 class Strip(Normalizer):

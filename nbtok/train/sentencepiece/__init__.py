@@ -51,7 +51,7 @@ def train_sentencepiece(input, vocab_size, model_type="unigram", **options):
         # the sentences are never held: each chunk of lines is counted into words and characters
         words, chars = counted_words(normalized_lines(input, spec, metas))
         req = covering_chars(chars, float(spec["character_coverage"]), spec["required_chars"])
-        return _train_bpe(without_rare(words, req), req, meta, spec, vocab_size)
+        return _train_bpe(without_rare(words, req, chars), req, meta, spec, vocab_size)
     counts = normalized_sentences(input, spec, metas)
     req = required_chars(counts, float(spec["character_coverage"]), spec["required_chars"])
     if model_type == "word":

@@ -9,7 +9,7 @@ from collections import Counter, defaultdict
 import numpy as np
 
 from .bpe_loop import DIGIT, FORBIDDEN, INHERITED, WS as WS_CLASS, train_pieces
-from .bpe_scripts import script_of
+from .bpe_scripts import scripts_of
 from .options import progress_log
 from .validity import is_decimal_digit
 from .whitespace import split_into_words, ws_flags
@@ -79,17 +79,38 @@ def code_points(text):
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
 
 
-def without_rare(words, required):
-    """``words`` with the characters ``character_coverage`` drops (not in ``required``) as
-    ``▅``, counted again (as sentencepiece replaces them in its sentences before splitting)."""
-    rare = {c for w in words for c in w} - required.keys()
+def without_rare(words, required, chars):
+    """``words`` with the characters ``character_coverage`` drops (``chars``, the characters of
+    the words, that are not in ``required``) as ``▅``, counted again (as sentencepiece replaces
+    them in its sentences before splitting). Only the words holding one are rewritten: they
+    are found over the words' code points at once, not word by word."""
+    rare = [c for c in chars if c not in required]
     if not rare:
         return words
+    keys = list(words)
+    cps = code_points("".join(keys))
+    is_rare = np.zeros(0x110000, np.int8)
+    is_rare[[ord(c) for c in rare]] = 1
+    lens = np.fromiter(map(len, keys), np.int64, len(keys))
+    starts = np.zeros(len(keys), np.int64)
+    np.cumsum(lens[:-1], out=starts[1:])
+    hit = np.add.reduceat(is_rare[cps], starts) if len(keys) else np.zeros(0, np.int64)
     found = re.compile("[" + "".join(re.escape(c) for c in sorted(rare)) + "]")
-    out = Counter()
-    for w, c in words.items():
-        out[found.sub(UNK_CHAR, w) if found.search(w) else w] += c
+    out = Counter(words)
+    for i in np.flatnonzero(hit).tolist():
+        w = keys[i]
+        c = out.pop(w)
+        out[found.sub(UNK_CHAR, w)] += c
     return out
+
+
+def sorted_words(words):
+    """``words.items()`` in sentencepiece's ``Sorted`` order (count descending, then the word):
+    the words sorted once as strings, then a stable sort by count over an array."""
+    keys = sorted(words)
+    counts = np.fromiter((words[w] for w in keys), np.int64, len(keys))
+    order = np.argsort(-counts, kind="stable")
+    return [keys[i] for i in order.tolist()], counts[order]
 
 
 def train_bpe_pieces(words, n_pieces, spec):
@@ -103,27 +124,27 @@ def train_bpe_pieces(words, n_pieces, spec):
     occurs any more). A piece already merged from another pair is dropped, not merged again.
     Occurrences are merged in the order they were found (left to right, then as merges made
     them)."""
-    wlist = sorted(words.items(), key=lambda kv: (-kv[1], kv[0]))  # (sentencepiece's Sorted order)
-    lens = np.fromiter((len(w) for w, _ in wlist), np.int64, len(wlist))
-    woff = np.zeros(len(wlist) + 1, np.int64)
+    keys, wfreq = sorted_words(words)  # (sentencepiece's Sorted order)
+    lens = np.fromiter(map(len, keys), np.int64, len(keys))
+    woff = np.zeros(len(keys) + 1, np.int64)
     np.cumsum(lens, out=woff[1:])
     if 3 * woff[-1] >= 2 ** 31:
         raise ValueError(f"train_sentencepiece: the distinct words hold {int(woff[-1]):,} characters; BPE training "
                          "takes at most 700 million (sample the input with input_sentence_size)")
-    cps = code_points("".join(w for w, _ in wlist))
+    cps = code_points("".join(keys))
+    del keys
     present = np.unique(cps)
     chars = [chr(c) for c in present.tolist()]
     char_id = np.zeros(0x110000, np.int32)
     char_id[present] = np.arange(present.size, dtype=np.int32)
     syms = char_id[cps]
-    wfreq = np.fromiter((c for _, c in wlist), np.int64, len(wlist))
     encoded = [c.encode("utf-8", "surrogatepass") for c in chars]
     tok_off = np.zeros(len(chars) + 1, np.int64)
     np.cumsum([len(e) for e in encoded], out=tok_off[1:])
     T = (np.frombuffer(b"".join(encoded), np.uint8).copy(), tok_off, np.ones(len(chars), np.int64),
          np.int64(len(chars)))
     log = progress_log(spec)
-    log(f"bpe: {len(wlist):,} distinct words, {int(woff[-1]):,} characters in them; merging up to {n_pieces:,}")
+    log(f"bpe: {len(wfreq):,} distinct words, {int(woff[-1]):,} characters in them; merging up to {n_pieces:,}")
     t0 = time.perf_counter()
     T, merged = train_pieces(syms, woff, wfreq, T, char_classes(chars), options_array(spec), np.int64(n_pieces))
     log(f"bpe: {merged.size:,} pieces in {time.perf_counter() - t0:.1f} s")
@@ -136,13 +157,12 @@ def char_classes(chars):
     small id, or WS / FORBIDDEN / INHERITED; DIGIT set for a decimal digit)."""
     cls = np.zeros(0x110000, np.int16)
     scripts = {}
-    for c in chars:
+    for c, s in zip(chars, scripts_of(chars)):
         if c in (UNK_CHAR, "\0", " ", "\x1f"):
             k = FORBIDDEN
         elif c == WS:
             k = WS_CLASS
         else:
-            s = script_of(c)
             k = INHERITED if s == "Inherited" else scripts.setdefault(s, len(scripts))
         cls[ord(c)] = k | (DIGIT if is_decimal_digit(c) else 0)
     return cls

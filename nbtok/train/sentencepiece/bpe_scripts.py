@@ -17,19 +17,34 @@ def _scripts():
     return _SCRIPTS
 
 
+_NAMED = ("Latin", "Han", "Hiragana", "Katakana", "Cyrillic", "Greek", "Arabic", "Hebrew", "Hangul", "Thai",
+          "Devanagari", "Common", "Inherited", "Unknown")
+
+
+def scripts_of(chars):
+    """The script of each character of ``chars`` (a list of one-character strings): one of
+    ``_NAMED`` (Hiragana and Katakana as Han, and U+30FC too), else ``cp_script_`` + the first
+    word of its Unicode name. One ``regex`` pass per script over all the characters at once."""
+    r = _scripts()
+    text = "".join(chars)
+    if len(text) != len(chars):
+        raise ValueError("scripts_of takes single characters")
+    out = [None] * len(chars)
+    for name in _NAMED:
+        for m in r.finditer(r"\p{Script=%s}+" % name, text):
+            for i in range(*m.span()):
+                out[i] = "Han" if name in ("Hiragana", "Katakana") else name
+    for i, c in enumerate(chars):
+        if c == "\u30fc":
+            out[i] = "Han"
+        elif out[i] is None:
+            out[i] = "cp_script_" + str(_other(c))
+    return out
+
+
 @lru_cache(maxsize=None)
 def script_of(c):
-    if c == "\u30fc":
-        return "Han"
-    r = _scripts()
-    for name in ("Latin", "Han", "Hiragana", "Katakana", "Cyrillic", "Greek", "Arabic", "Hebrew",
-                 "Hangul", "Thai", "Devanagari", "Common", "Inherited"):
-        if r.fullmatch(r"\p{Script=%s}" % name, c):
-            return "Han" if name in ("Hiragana", "Katakana") else name
-    m = r.fullmatch(r"\p{Script=Unknown}", c)
-    if m:
-        return "Unknown"
-    return "cp_script_" + str(_other(c))
+    return scripts_of([c])[0]
 
 
 def _other(c):

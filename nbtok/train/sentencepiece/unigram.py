@@ -28,7 +28,7 @@ import numpy as np
 
 from . import lattice as L
 from . import seeds as S
-from .bpe_scripts import script_of
+from .bpe_scripts import scripts_of
 from .options import progress_log
 from .sentences import covering_chars, sentence_chunks
 from .validity import UNK_CHAR, WS, Validity, is_decimal_digit
@@ -157,17 +157,18 @@ def script_table(cps, spec):
     must stand alone, -3 for a combining mark (the script of the character before it)."""
     table = np.full(max(int(cps.max()) + 1, 0x2586), -1, np.int32)
     names = {}
-    for c in np.unique(cps).tolist():
+    present = np.unique(cps).tolist()
+    for c, script in zip(present, scripts_of([chr(c) for c in present])):
         ch = chr(c)
         digit = is_decimal_digit(ch)
-        if script_of(ch) == "Inherited":
+        if script == "Inherited":
             table[c] = -3
         elif digit and spec["split_digits"]:
             table[c] = -2
         elif digit and not spec["split_by_number"]:
             table[c] = -1
         elif c not in (0, 0x20, 0x2581, 0x2585):
-            table[c] = names.setdefault(script_of(ch), len(names))
+            table[c] = names.setdefault(script, len(names))
     return table
 
 

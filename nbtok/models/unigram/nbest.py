@@ -79,20 +79,42 @@ def _heap_pop(heap, size, fx):
 
 
 @kernel
-def _grow_hyps(hnode, hnext, hfx, hgx, need):
-    if need <= hnode.shape[0]:
-        return hnode, hnext, hfx, hgx
-    cap = max(2 * hnode.shape[0], need)
-    a = np.empty(cap, np.int64)
-    b = np.empty(cap, np.int64)
-    c = np.empty(cap, hfx.dtype)
-    d = np.empty(cap, hgx.dtype)
-    k = hnode.shape[0]
-    a[:k] = hnode
-    b[:k] = hnext
-    c[:k] = hfx
-    d[:k] = hgx
-    return a, b, c, d
+def _new_agenda(eos, fx, like):
+    """Hypotheses ``(node, next, fx, gx)`` (fx, gx of ``like``'s dtype) holding hypothesis 0, the
+    EOS node with priority ``fx``, and a heap holding it: (node, next, fx, gx, heap)."""
+    cap = 1024
+    hnode = np.empty(cap, np.int64)
+    hnext = np.empty(cap, np.int64)
+    hfx = np.empty(cap, like.dtype)
+    hgx = np.empty(cap, like.dtype)
+    heap = np.empty(cap, np.int64)
+    hnode[0] = eos
+    hnext[0] = -1
+    hgx[0] = 0.0
+    hfx[0] = fx
+    _heap_push(heap, 0, 0, hfx)
+    return hnode, hnext, hfx, hgx, heap
+
+
+@kernel
+def _room(hyps, heap, nh, size, extra):
+    """The hypotheses (``nh`` used) and the heap (``size`` used), grown to take ``extra`` more."""
+    hnode, hnext, hfx, hgx = hyps
+    need = nh + extra
+    if need > hnode.shape[0]:
+        cap = max(2 * hnode.shape[0], need)
+        hnode, hnext, hfx, hgx = (_grown(hnode, nh, cap), _grown(hnext, nh, cap), _grown(hfx, nh, cap),
+                                  _grown(hgx, nh, cap))
+    if size + extra > heap.shape[0]:
+        heap = _grown(heap, size, max(2 * heap.shape[0], size + extra))
+    return hnode, hnext, hfx, hgx, heap
+
+
+@kernel
+def _grown(a, used, cap):
+    b = np.empty(cap, a.dtype)
+    b[:used] = a[:used]
+    return b
 
 
 @kernel
@@ -162,18 +184,8 @@ def astar_nbest(norm, n, lat, idsc, unk_score, V, nbest):
             eos_prev = lnode
 
     EOS = m + 1
-    cap = 1024
-    hnode = np.empty(cap, np.int64)
-    hnext = np.empty(cap, np.int64)
-    hfx = np.empty(cap, np.float32)
-    hgx = np.empty(cap, np.float32)
-    heap = np.empty(cap, np.int64)
-    nh = 1
-    hnode[0] = EOS
-    hnext[0] = -1
-    hgx[0] = np.float32(0.0)
-    hfx[0] = eos_bt
-    size = _heap_push(heap, 0, 0, hfx)
+    hnode, hnext, hfx, hgx, heap = _new_agenda(EOS, eos_bt, score)
+    nh = size = 1
     allocated = 1
     total = 1
     shrinks = 0
@@ -181,7 +193,7 @@ def astar_nbest(norm, n, lat, idsc, unk_score, V, nbest):
     max_hyps = MAX_HYPOTHESES
     res_hyp = np.empty(nbest, np.int64)
     count = 0
-    seen = np.zeros(cap, np.int64)
+    seen = np.zeros(1024, np.int64)
     fallback = False
     while size > 0:
         top, size = _heap_pop(heap, size, hfx)
@@ -194,13 +206,7 @@ def astar_nbest(norm, n, lat, idsc, unk_score, V, nbest):
             continue
         pos = n if node == EOS else ns[node]
         lo, hi = ecount[pos], ecount[pos + 1]
-        need = nh + (hi - lo)
-        if need > hnode.shape[0]:
-            hnode, hnext, hfx, hgx = _grow_hyps(hnode, hnext, hfx, hgx, need)
-        if size + (hi - lo) > heap.shape[0]:
-            h2 = np.empty(max(2 * heap.shape[0], size + hi - lo), np.int64)
-            h2[:size] = heap[:size]
-            heap = h2
+        hnode, hnext, hfx, hgx, heap = _room((hnode, hnext, hfx, hgx), heap, nh, size, hi - lo)
         for q in range(lo, hi):
             lnode = elist[q]
             h = nh
@@ -307,18 +313,8 @@ def gumbel_topk(norm, n, lat, idsc, unk_score, V, k, theta):
     nend, ecount, elist, m = end_node_lists(ns, nnext, head, n)
     alpha = lattice_forward(ns, nsc64, nnext, head, n, theta)
     EOS = m + 1
-    cap = 1024
-    hnode = np.empty(cap, np.int64)
-    hnext = np.empty(cap, np.int64)
-    hfx = np.empty(cap, np.float64)
-    hgx = np.empty(cap, np.float64)
-    heap = np.empty(cap, np.int64)
-    hnode[0] = EOS
-    hnext[0] = -1
-    hgx[0] = 0.0
-    hfx[0] = gumbel()
-    nh = 1
-    size = _heap_push(heap, 0, 0, hfx)
+    hnode, hnext, hfx, hgx, heap = _new_agenda(EOS, gumbel(), alpha)
+    nh = size = 1
     done = np.empty(k, np.int64)
     count = 0
     probs = np.empty(16, np.float64)
@@ -343,13 +339,7 @@ def gumbel_topk(norm, n, lat, idsc, unk_score, V, k, theta):
             probs[q - lo] = hgx[top] + alpha[ls] + theta * lsc - z
             perturbed[q - lo] = probs[q - lo] + gumbel()
             best = max(best, perturbed[q - lo])
-        need = nh + (hi - lo)
-        if need > hnode.shape[0]:
-            hnode, hnext, hfx, hgx = _grow_hyps(hnode, hnext, hfx, hgx, need)
-        if size + (hi - lo) > heap.shape[0]:
-            h2 = np.empty(max(2 * heap.shape[0], size + hi - lo), np.int64)
-            h2[:size] = heap[:size]
-            heap = h2
+        hnode, hnext, hfx, hgx, heap = _room((hnode, hnext, hfx, hgx), heap, nh, size, hi - lo)
         parent = hfx[top]
         for q in range(lo, hi):
             # the child's maximum, conditioned on being at most the parent's (numerically

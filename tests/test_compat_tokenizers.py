@@ -267,6 +267,25 @@ def test_nmt_normalizer_matches_hf():
         _same(o.encode(t), r.encode(t))
 
 
+def _random_texts(n, seed=0):
+    """Texts mixing scripts: Latin, Greek, Cyrillic, kana, Han, Arabic, combining marks, digits,
+    spaces, emoji, code points unassigned in older Unicode versions."""
+    import random
+    rng = random.Random(seed)
+    pools = ["abcXYZ", "αβγΩ", "абвЖ", "ひらがなカタカナー", "中文字", "عربي", "\u0301\u0308", "0123", "  \t\n", ",.!?",
+             "\U0001F600\U0001FAEA", "\u0378\u0558\U00011DE0"]
+    return ["".join(rng.choice(rng.choice(pools)) for _ in range(rng.randint(0, 24))) for _ in range(n)]
+
+
+def test_unicode_scripts_matches_hf():
+    """UnicodeScripts cuts where the script changes, with HF's Unicode 9.0 table (Hiragana and
+    Katakana as Han, a space and unlisted code points as Any, text before the first cut dropped)."""
+    a, b = ours.pre_tokenizers.UnicodeScripts(), hf.pre_tokenizers.UnicodeScripts()
+    assert json.loads(a.__getstate__()) == json.loads(b.__getstate__())
+    for text in _random_texts(400) + [" a", "Hello, world 日本語のテキストです カタカナー x", ""]:
+        assert a.pre_tokenize_str(text) == b.pre_tokenize_str(text), repr(text)
+
+
 def _build_both(lib):
     m = lib.models
     t = lib.Tokenizer(m.WordPiece({"[UNK]": 0, "[CLS]": 1, "[SEP]": 2, "hello": 3, "world": 4, "##s": 5, "!": 6, "wor": 7},

@@ -114,6 +114,31 @@ def nf_unstable(form):
     return out
 
 
+_SCRIPTS_9 = Path(__file__).resolve().parent.parent / "data" / "scripts_9_0.npz"
+ANY_SCRIPT = -1
+
+
+@lru_cache(maxsize=1)
+def hf_script_table():
+    """int16[0x110000]: each code point's script as HF's ``UnicodeScripts`` pre-tokenizer sees it
+    (``fixed_script`` over Unicode 9.0's Scripts.txt, shipped as ``data/scripts_9_0.npz`` by
+    ``scripts/gen_unicode_scripts9.py``): Hiragana, Katakana and U+30FC count as Han; the space
+    and every code point 9.0 does not list are ``ANY_SCRIPT``."""
+    with np.load(_SCRIPTS_9) as z:
+        ranges, names = z["ranges"], [str(n) for n in z["names"]]
+    if ranges.ndim != 2 or ranges.shape[1] != 3 or ranges[:, :2].min() < 0 or ranges[:, :2].max() > 0x110000 \
+            or ranges[:, 2].min() < 0 or ranges[:, 2].max() >= len(names):
+        raise ValueError(f"{_SCRIPTS_9}: not a table of script ranges")
+    han = names.index("Han")
+    ids = np.array([han if n in ("Hiragana", "Katakana") else i for i, n in enumerate(names)], np.int16)
+    table = np.full(0x110000, ANY_SCRIPT, np.int16)
+    for lo, hi, k in ranges.tolist():
+        table[lo:hi] = ids[k]
+    table[0x30FC] = han
+    table[0x20] = ANY_SCRIPT
+    return table
+
+
 @lru_cache(maxsize=1)
 def grapheme_joiners():
     """bool[0x110000]: chars that can join a neighbour into a multi-char grapheme cluster."""

@@ -202,6 +202,35 @@ def class_matches(U, cps, cls, mask, eq_cp):
     return ms, ms + 1, m_off
 
 
+@kernel
+def script_runs(U, cps, script):
+    """HF's ``UnicodeScripts`` for every text unit: a run starts at each character whose script
+    (``script[c]``; -1 is Any, which never starts a run) differs from the last script before it
+    that was not Any; the runs are (start, next start or the unit's end), and text before the
+    first run is not in any (HF drops it). Returns (m_start, m_end, m_off) as ``class_matches``."""
+    n = U.shape[0]
+    m_off = np.zeros(n + 1, np.int64)
+    ms = np.empty(cps.shape[0], np.int64)
+    me = np.empty(cps.shape[0], np.int64)
+    k = 0
+    for u in range(n):
+        if U[u, TOK] < 0:
+            last = -2
+            for i in range(U[u, START], U[u, END]):
+                s = script[cps[i]]
+                if s != -1 and s != last:
+                    if k > m_off[u]:
+                        me[k - 1] = i
+                    ms[k] = i
+                    k += 1
+                if s != -1:
+                    last = s
+            if k > m_off[u]:
+                me[k - 1] = U[u, END]
+        m_off[u + 1] = k
+    return ms[:k].copy(), me[:k].copy(), m_off
+
+
 ISOLATED, REMOVED, MERGED_PREV, MERGED_NEXT, CONTIGUOUS = 0, 1, 2, 3, 4
 
 

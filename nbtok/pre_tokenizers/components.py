@@ -1,13 +1,13 @@
 """tokenizer.json pre-tokenizers (HF semantics): ByteLevel, Split (every behaviour; nbtok's
 scanner for the patterns it knows, else ``regex``), Metaspace, WhitespaceSplit, Whitespace,
-BertPreTokenizer, Punctuation, Digits, CharDelimiterSplit, FixedLength, Sequence."""
+BertPreTokenizer, Punctuation, Digits, CharDelimiterSplit, FixedLength, UnicodeScripts, Sequence."""
 import numpy as np
 
 from ..formats.gpt2 import bytes_to_unicode
 from ..normalizers import component_kernels as KN
 from ..pipeline import unit_kernels as K
 from ..normalizers.components import regex_matches
-from ..pipeline.unicode import hf_class_table
+from ..pipeline.unicode import hf_class_table, hf_script_table
 from ..pipeline.regex_fallback import compile_regex
 from ..pipeline.units import run_chunks
 
@@ -129,6 +129,17 @@ class _MetaspacePre(_Pre):
             b.U = K.split_units(b.U, ms, me, m_off, K.MERGED_NEXT, False)
 
 
+class _UnicodeScriptsPre(_Pre):
+    """Cuts text where the Unicode script changes (``pipeline.unit_kernels.script_runs``)."""
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+
+    def apply(self, b):
+        ms, me, m_off = K.script_runs(b.U, b.cps, hf_script_table())
+        b.U = K.split_units(b.U, ms, me, m_off, K.REMOVED, True)
+
+
 class _FixedLengthPre(_Pre):
     """Each text unit cut into pieces of ``length`` chars (the last one shorter); empty units go."""
 
@@ -201,6 +212,8 @@ def build_pre_tokenizer(cfg):
         return _ClassSplit(cfg, [(0, ord(d), K.REMOVED)])
     if t == "FixedLength":
         return _FixedLengthPre(cfg)
+    if t == "UnicodeScripts":
+        return _UnicodeScriptsPre(cfg)
     if t == "Whitespace":
         sp = _SplitPre({"type": "Split", "pattern": {"Regex": r"\w+|[^\w\s]+"}, "behavior": "Removed",
                         "invert": True})

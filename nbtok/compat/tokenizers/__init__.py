@@ -9,8 +9,7 @@ their fragment of it. Encoding builds nbtok's pipeline from that object
 
 Not supported (NotImplementedError or not exported): trainers (``train``,
 ``train_from_iterator``; use ``nbtok.train_bpe`` / ``nbtok.train_sentencepiece``), downloads
-(``from_pretrained`` takes a local folder), BPE dropout, the components nbtok lacks
-(pre-tokenizer ``UnicodeScripts``), ``NormalizedString`` /
+(``from_pretrained`` takes a local folder), BPE dropout, ``NormalizedString`` /
 ``PreTokenizedString`` and custom Python components (``Normalizer.custom`` ...).
 
 Examples:

@@ -1,8 +1,6 @@
 """``tokenizers.pre_tokenizers`` on nbtok: the pre-tokenizers nbtok implements, as Python
 objects holding their ``tokenizer.json`` fragment.
 
-Not provided (nbtok has no such pre-tokenizer): ``UnicodeScripts``.
-
 Examples:
     >>> from nbtok.compat.tokenizers import pre_tokenizers
     >>> pre_tokenizers.Whitespace().pre_tokenize_str("Hi, you")
@@ -10,7 +8,7 @@ Examples:
 """
 from ._component import Component, SequenceMixin, pattern_json
 
-__all__ = ["PreTokenizer", "ByteLevel", "Split", "Metaspace", "WhitespaceSplit", "Whitespace",
+__all__ = ["PreTokenizer", "UnicodeScripts", "ByteLevel", "Split", "Metaspace", "WhitespaceSplit", "Whitespace",
            "BertPreTokenizer", "Punctuation", "Digits", "CharDelimiterSplit", "FixedLength", "Sequence"]
 
 _BEHAVIORS = {"removed": "Removed", "isolated": "Isolated", "merged_with_previous": "MergedWithPrevious",
@@ -132,7 +130,8 @@ def _simple(name):
     return type(name, (PreTokenizer,), {"_type": name, "__doc__": f"HF's ``{name}`` pre-tokenizer."})
 
 
-WhitespaceSplit, Whitespace, BertPreTokenizer = map(_simple, ("WhitespaceSplit", "Whitespace", "BertPreTokenizer"))
+WhitespaceSplit, Whitespace, BertPreTokenizer, UnicodeScripts = map(
+    _simple, ("WhitespaceSplit", "Whitespace", "BertPreTokenizer", "UnicodeScripts"))
 
 
 class Sequence(SequenceMixin, PreTokenizer):

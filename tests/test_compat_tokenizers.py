@@ -286,6 +286,32 @@ def test_unicode_scripts_matches_hf():
         assert a.pre_tokenize_str(text) == b.pre_tokenize_str(text), repr(text)
 
 
+def test_sentencepiece_unigram_tokenizer_matches_hf(tmp_path, monkeypatch):
+    """``SentencePieceUnigramTokenizer``: built empty or from a vocabulary, and ``from_spm`` of a
+    sentencepiece Unigram model (HF reads it with sentencepiece's protobuf module, put on
+    ``sys.path`` here as it asks)."""
+    spm = pytest.importorskip("sentencepiece")
+    pytest.importorskip("sentencepiece.sentencepiece_model_pb2")
+    from tokenizers.implementations import SentencePieceUnigramTokenizer as HF
+    from nbtok.compat.tokenizers.implementations import SentencePieceUnigramTokenizer as Ours
+    (tmp_path / "sentencepiece_model_pb2.py").write_text("from sentencepiece.sentencepiece_model_pb2 import *\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    lines = [x for x in (FIXTURES / "spm" / "udhr_eng.txt").read_text(encoding="utf-8").splitlines() if x]
+    prefix = str(tmp_path / "u")
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_prefix=prefix, vocab_size=400,
+                                   byte_fallback=True, minloglevel=2)
+    texts = lines[:40] + ["Hello  world", "  leading and   spaces ", "日本語 ÅÉ ﬁ", "x\u200by\x01z", ""]
+    vocab = [("<unk>", 0.0), ("\u2581a", -1.0), ("a", -2.0), ("b", -2.5), ("\u2581", -3.0)]
+    for o, r, some in [(Ours.from_spm(prefix + ".model"), HF.from_spm(prefix + ".model"), texts),
+                       (Ours(vocab), HF(vocab), ["a b\x01ab", "  a\u2028b ", "ab  ba"]), (Ours(), HF(), texts)]:
+        assert json.loads(o.to_str()) == json.loads(r.to_str())
+        for t in some:
+            _same(o.encode(t), r.encode(t))
+            assert o.decode(r.encode(t).ids) == r.decode(r.encode(t).ids)
+    with pytest.raises(NotImplementedError):
+        Ours().train([str(FIXTURES / "spm" / "udhr_eng.txt")])
+
+
 def _build_both(lib):
     m = lib.models
     t = lib.Tokenizer(m.WordPiece({"[UNK]": 0, "[CLS]": 1, "[SEP]": 2, "hello": 3, "world": 4, "##s": 5, "!": 6, "wor": 7},

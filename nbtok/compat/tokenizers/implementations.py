@@ -1,9 +1,7 @@
 """``tokenizers.implementations`` on nbtok: the ready-made pipelines (BERT WordPiece, byte-level
-BPE, character BPE, SentencePiece-style BPE), composed of this package's components. They
-encode and decode; ``train`` raises NotImplementedError (no trainers), and so does
+BPE, character BPE, SentencePiece-style BPE and Unigram), composed of this package's components.
+They encode and decode; ``train`` raises NotImplementedError (no trainers), and so does
 ``save_model``.
-
-Not provided: ``SentencePieceUnigramTokenizer`` (its normalizer, ``Nmt``, is not in nbtok).
 
 Examples:
     >>> from nbtok.compat.tokenizers.implementations import BertWordPieceTokenizer
@@ -11,10 +9,10 @@ Examples:
     >>> tok.encode("Hi there").tokens
     ['[CLS]', 'hi', '[UNK]', '[SEP]']
 """
-from . import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
+from . import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
 __all__ = ["BaseTokenizer", "BertWordPieceTokenizer", "ByteLevelBPETokenizer", "CharBPETokenizer",
-           "SentencePieceBPETokenizer"]
+           "SentencePieceBPETokenizer", "SentencePieceUnigramTokenizer"]
 
 _COMPONENTS = ("model", "normalizer", "pre_tokenizer", "post_processor", "decoder")
 _NO_TRAIN = "nbtok.compat.tokenizers has no trainers: train with nbtok.train_bpe / nbtok.train_sentencepiece"
@@ -186,3 +184,44 @@ class SentencePieceBPETokenizer(BaseTokenizer):
     def from_file(vocab_filename, merges_filename, **kwargs):
         vocab, merges = models.BPE.read_file(vocab_filename, merges_filename)
         return SentencePieceBPETokenizer(vocab, merges, **kwargs)
+
+
+class SentencePieceUnigramTokenizer(BaseTokenizer):
+    """SentencePiece-style Unigram: Nmt, NFKC and runs of spaces as one, Metaspace pre-tokenizer
+    and decoder; ``from_spm`` reads a sentencepiece Unigram ``.model`` (its charsmap as the
+    normalizer) as HF does."""
+
+    def __init__(self, vocab=None, replacement="\u2581", add_prefix_space=True):
+        tok = Tokenizer(models.Unigram(vocab) if vocab is not None else models.Unigram())
+        tok.normalizer = normalizers.Sequence([normalizers.Nmt(), normalizers.NFKC(),
+                                               normalizers.Replace(Regex(" {2,}"), " ")])
+        _metaspace(tok, replacement, add_prefix_space)
+        super().__init__(tok, {"model": "SentencePieceUnigram", "replacement": replacement,
+                               "add_prefix_space": add_prefix_space})
+
+    @staticmethod
+    def from_spm(filename):
+        """The tokenizer of a sentencepiece Unigram ``.model``: its pieces and scores, unknown id
+        and byte fallback, its precompiled charsmap then runs of spaces as one, Metaspace."""
+        from ...formats.sentencepiece_model import read_model_file
+        m = read_model_file(filename)
+        if int(m.trainer.get("model_type", 1)) != 1:
+            raise ValueError(f"{filename}: not a Unigram model (model_type {m.trainer.get('model_type')}); "
+                             "SentencePieceUnigramTokenizer reads Unigram models")
+        data, off = m.piece_bytes.tobytes(), m.piece_offsets.tolist()
+        vocab = [(data[off[i]:off[i + 1]].decode("utf-8", "surrogatepass"), float(m.scores[i]))
+                 for i in range(len(off) - 1)]
+        tok = Tokenizer(models.Unigram(vocab, int(m.trainer.get("unk_id", 0)), bool(m.trainer.get("byte_fallback"))))
+        charsmap = m.normalizer.get("precompiled_charsmap") or b""
+        spaces = normalizers.Replace(Regex(" {2,}"), " ")
+        tok.normalizer = normalizers.Sequence([normalizers.Precompiled(charsmap), spaces] if charsmap else [spaces])
+        _metaspace(tok, "\u2581", True)
+        obj = SentencePieceUnigramTokenizer.__new__(SentencePieceUnigramTokenizer)
+        BaseTokenizer.__init__(obj, tok, {"model": "SentencePieceUnigram"})
+        return obj
+
+
+def _metaspace(tok, replacement, add_prefix_space):
+    scheme = "always" if add_prefix_space else "never"
+    tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement=replacement, prepend_scheme=scheme)
+    tok.decoder = decoders.Metaspace(replacement=replacement, prepend_scheme=scheme)

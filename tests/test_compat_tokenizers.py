@@ -312,6 +312,65 @@ def test_sentencepiece_unigram_tokenizer_matches_hf(tmp_path, monkeypatch):
         Ours().train([str(FIXTURES / "spm" / "udhr_eng.txt")])
 
 
+def _trained_both(kind, **trainer_args):
+    """The byte-level BPE recipe trained by HF and by nbtok on the same text: ``kind`` "files"
+    (read line by line), "iterator" (batches of lines) or "implementation" (ByteLevelBPETokenizer)."""
+    path = str(FIXTURES / "spm" / "botchan.txt")
+    lines = (FIXTURES / "spm" / "botchan.txt").read_text(encoding="utf-8").splitlines()
+    out = []
+    for lib in (ours, hf):
+        if kind == "implementation":
+            t = lib.implementations.ByteLevelBPETokenizer()
+            t.train(path, show_progress=False, **trainer_args)
+        else:
+            t = lib.Tokenizer(lib.models.BPE())
+            t.pre_tokenizer = lib.pre_tokenizers.ByteLevel(add_prefix_space=False)
+            trainer = lib.trainers.BpeTrainer(show_progress=False, **trainer_args)
+            if kind == "files":
+                t.train([path], trainer)
+            else:
+                t.train_from_iterator((lines[i:i + 100] for i in range(0, len(lines), 100)), trainer)
+        out.append(t)
+    return out
+
+
+@pytest.mark.parametrize("kind,args", [
+    ("files", dict(vocab_size=1000, special_tokens=["<s>", "</s>"])),
+    ("files", dict(vocab_size=5000, min_frequency=50)),
+    ("iterator", dict(vocab_size=700, min_frequency=3, initial_alphabet=hf.pre_tokenizers.ByteLevel.alphabet())),
+    ("iterator", dict(vocab_size=900, special_tokens=["<pad>"])),
+    ("implementation", dict(vocab_size=900, min_frequency=2, special_tokens=["<|endoftext|>"]))])
+def test_bpe_trainer_matches_hf(kind, args):
+    """HF's byte-level BPE training through ``trainers.BpeTrainer``: the same vocabulary (its
+    alphabet of the bytes seen, its ids), merges in order, added tokens, and encodings."""
+    o, r = _trained_both(kind, **args)
+    assert json.loads(o.to_str()) == json.loads(r.to_str())
+    for text in ["I am a cat. As yet I have no name.", "  spaces\nand lines\n", "<s>x</s>"]:
+        _same(o.encode(text), r.encode(text))
+
+
+def test_bpe_trainer_object_and_limits(tmp_path):
+    a, b = ours.trainers.BpeTrainer(min_frequency=12), hf.trainers.BpeTrainer(min_frequency=12)
+    assert a.__getstate__() == b.__getstate__()
+    again = pickle.loads(pickle.dumps(a))
+    assert again.__getstate__() == a.__getstate__() and copy.deepcopy(a).min_frequency == 12
+    a.special_tokens = ["1", ours.AddedToken("2", lstrip=True)]
+    assert [(t.content, t.special, t.lstrip) for t in a.special_tokens] == [("1", True, False), ("2", True, True)]
+    a.initial_alphabet = ["dz", "a", "a"]
+    assert a.initial_alphabet == ["a", "d"]
+    t = ours.Tokenizer(ours.models.BPE())
+    t.pre_tokenizer = ours.pre_tokenizers.Whitespace()
+    with pytest.raises(NotImplementedError, match="ByteLevel"):
+        t.train_from_iterator(["a b"], a)
+    t.pre_tokenizer = ours.pre_tokenizers.ByteLevel(add_prefix_space=False)
+    with pytest.raises(NotImplementedError, match="continuing_subword_prefix"):
+        t.train_from_iterator(["a b"], ours.trainers.BpeTrainer(continuing_subword_prefix="##"))
+    with pytest.raises(FileNotFoundError):
+        t.train([str(tmp_path / "missing.txt")])
+    with pytest.raises(NotImplementedError, match="BPE"):
+        ours.Tokenizer(ours.models.WordLevel({"a": 0}, unk_token="a")).train_from_iterator(["a"])
+
+
 def _build_both(lib):
     m = lib.models
     t = lib.Tokenizer(m.WordPiece({"[UNK]": 0, "[CLS]": 1, "[SEP]": 2, "hello": 3, "world": 4, "##s": 5, "!": 6, "wor": 7},

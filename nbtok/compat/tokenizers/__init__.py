@@ -7,8 +7,10 @@ their fragment of it. Encoding builds nbtok's pipeline from that object
 (``nbtok.pipeline.encodings``) and runs HF's truncation, post-processor and padding on the
 ``Encoding`` objects (``nbtok.post_processors.pairs``). The shim itself only maps names.
 
-Not supported (NotImplementedError or not exported): trainers (``train``,
-``train_from_iterator``; use ``nbtok.train_bpe`` / ``nbtok.train_sentencepiece``), downloads
+Training: ``trainers.BpeTrainer`` for the byte-level BPE recipe (``train`` / ``train_from_iterator``
+with a ``BPE`` model and a ``ByteLevel`` pre-tokenizer; see ``trainers``). Not supported
+(NotImplementedError or not exported): the other trainers and pipelines (use ``nbtok.train_bpe``
+/ ``nbtok.train_sentencepiece``), downloads
 (``from_pretrained`` takes a local folder), BPE dropout, ``NormalizedString`` /
 ``PreTokenizedString`` and custom Python components (``Normalizer.custom`` ...).
 
@@ -25,13 +27,13 @@ Examples:
 import json
 import os
 
-from . import decoders, models, normalizers, pre_tokenizers, processors
+from . import decoders, models, normalizers, pre_tokenizers, processors, trainers
 from ._added import AddedToken, add_to_vocabulary
 from ._component import EDITS, Regex
 from ...post_processors.encoding import Encoding
 
 __all__ = ["Tokenizer", "Encoding", "AddedToken", "Regex", "models", "normalizers", "pre_tokenizers",
-           "processors", "decoders", "implementations", "BertWordPieceTokenizer", "ByteLevelBPETokenizer",
+           "processors", "decoders", "trainers", "implementations", "BertWordPieceTokenizer", "ByteLevelBPETokenizer",
            "CharBPETokenizer", "SentencePieceBPETokenizer", "__version__"]
 __version__ = "0.23.3"
 
@@ -368,12 +370,36 @@ class Tokenizer:
 
     # ------------------------------------------------------------------ training
     def train(self, files, trainer=None):
-        raise NotImplementedError("nbtok.compat.tokenizers has no trainers: train with nbtok.train_bpe / "
-                                  "nbtok.train_sentencepiece and load the result")
+        """Train the model on text files read line by line, as HF's ``train``: the byte-level BPE
+        recipe (``trainers``' module docstring says which pipelines)."""
+        if isinstance(files, str):
+            files = [files]
+        for f in files:
+            if not isinstance(f, str):
+                raise TypeError(f"files must be a list of paths (str), not {type(f).__name__}")
+            if not os.path.isfile(f):
+                raise FileNotFoundError(f)
+        self._trainer(trainer)._train(self, list(files), True)
 
     def train_from_iterator(self, iterator, trainer=None, length=None):
-        raise NotImplementedError("nbtok.compat.tokenizers has no trainers: train with nbtok.train_bpe / "
-                                  "nbtok.train_sentencepiece and load the result")
+        """Train the model on an iterator of texts (or of lists of texts), as HF's."""
+        def texts():
+            for item in iterator:
+                if isinstance(item, (list, tuple)):
+                    yield from item
+                else:
+                    yield item
+        self._trainer(trainer)._train(self, texts(), False)
+
+    def _trainer(self, trainer):
+        from .trainers import BpeTrainer
+        if trainer is None:
+            if (self._cfg.get("model") or {}).get("type") != "BPE":
+                raise NotImplementedError("nbtok.compat.tokenizers trains BPE models only (trainers.BpeTrainer)")
+            return BpeTrainer()
+        if not isinstance(trainer, BpeTrainer):
+            raise TypeError(f"trainer must be a trainers.BpeTrainer, not {type(trainer).__name__}")
+        return trainer
 
 
 def _foreign_component(value, family, key):

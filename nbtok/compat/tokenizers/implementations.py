@@ -1,7 +1,7 @@
 """``tokenizers.implementations`` on nbtok: the ready-made pipelines (BERT WordPiece, byte-level
 BPE, character BPE, SentencePiece-style BPE and Unigram), composed of this package's components.
-They encode and decode; ``train`` raises NotImplementedError (no trainers), and so does
-``save_model``.
+They encode and decode; ``ByteLevelBPETokenizer`` also trains (``trainers.BpeTrainer``), the
+others' ``train`` raises NotImplementedError, and so does ``save_model``.
 
 Examples:
     >>> from nbtok.compat.tokenizers.implementations import BertWordPieceTokenizer
@@ -135,6 +135,23 @@ class ByteLevelBPETokenizer(BaseTokenizer):
     def from_file(vocab_filename, merges_filename, **kwargs):
         vocab, merges = models.BPE.read_file(vocab_filename, merges_filename)
         return ByteLevelBPETokenizer(vocab, merges, **kwargs)
+
+    def _trainer(self, vocab_size, min_frequency, show_progress, special_tokens):
+        from .trainers import BpeTrainer
+        return BpeTrainer(vocab_size=vocab_size, min_frequency=min_frequency, show_progress=show_progress,
+                          special_tokens=special_tokens, initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+
+    def train(self, files, vocab_size=30000, min_frequency=2, show_progress=True, special_tokens=()):
+        """Train on text files (HF's ``ByteLevelBPETokenizer.train``: all 256 byte-level characters
+        in the alphabet; nbtok's trainer, ``trainers.BpeTrainer``)."""
+        self._tokenizer.train([files] if isinstance(files, str) else files,
+                              self._trainer(vocab_size, min_frequency, show_progress, special_tokens))
+
+    def train_from_iterator(self, iterator, vocab_size=30000, min_frequency=2, show_progress=True,
+                            special_tokens=(), length=None):
+        """``train`` on an iterator of texts."""
+        self._tokenizer.train_from_iterator(iterator, self._trainer(vocab_size, min_frequency, show_progress,
+                                                                    special_tokens), length=length)
 
 
 class CharBPETokenizer(BaseTokenizer):

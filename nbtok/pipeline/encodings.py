@@ -38,7 +38,7 @@ def sequence_encodings(model, texts, type_id=0, split_special_tokens=False):
     np.cumsum(nonempty, out=before[1:])
     doc_first = np.searchsorted(U[:, K.DOC], np.arange(len(texts)))   # (units are in document order)
     words = before[unit_of + 1] - 1 - before[doc_first[U[unit_of, K.DOC]]]
-    tokens = [model.tokens[i] for i in ids.tolist()]
+    tokens = _token_strings(model)[ids].tolist()
     if model.kind == "Unigram" and model.unk_id >= 0:
         from_text = ~np.repeat(added, per_unit)
         t_index = np.cumsum(from_text) - 1
@@ -56,12 +56,18 @@ def sequence_encodings(model, texts, type_id=0, split_special_tokens=False):
             if normalized.get(int(ids[k])) and model.normalizer is not None:
                 text = model.normalizer.normalize_str(text)
             tokens[k] = text
-    out = []
-    ids_l, st_l, en_l, w_l = ids.tolist(), st.tolist(), en.tolist(), words.tolist()
-    off = doc_off.tolist()
-    for d in range(len(texts)):
-        a, z = off[d], off[d + 1]
-        n = z - a
-        out.append(Encoding(ids_l[a:z], type_ids=[type_id] * n, tokens=tokens[a:z], words=w_l[a:z],
-                            offsets=list(zip(st_l[a:z], en_l[a:z]))))
-    return out
+    ids_l, w_l, off = ids.tolist(), words.tolist(), doc_off.tolist()
+    spans = list(zip(st.tolist(), en.tolist()))
+    return [Encoding.of_sequence(ids_l[a:z], type_id, tokens[a:z], w_l[a:z], spans[a:z])
+            for a, z in zip(off[:-1], off[1:])]
+
+
+def _token_strings(model):
+    """The model's token strings as an object array (cached on the model): one gather gives the
+    strings of a batch's ids."""
+    arr = getattr(model, "_token_strings", None)
+    if arr is None or len(arr) != len(model.tokens):
+        arr = np.empty(len(model.tokens), object)
+        arr[:] = model.tokens
+        model._token_strings = arr
+    return arr

@@ -39,6 +39,20 @@ class Encoding:
         self._overflowing = list(overflowing or [])
         self._ranges = dict(sequence_ranges or {})   # sequence id -> (start, stop)
 
+    @classmethod
+    def of_sequence(cls, ids, type_id, tokens, words, offsets):
+        """An encoding of one sequence from lists of equal length that it takes as they are (no
+        copies, no checks: ``pipeline.encodings`` builds them for it)."""
+        e = cls.__new__(cls)
+        n = len(ids)
+        e.ids, e.tokens, e._words, e.offsets = ids, tokens, words, offsets
+        e.type_ids = [type_id] * n
+        e.special_tokens_mask = [0] * n
+        e.attention_mask = [1] * n
+        e._overflowing = []
+        e._ranges = {}
+        return e
+
     # ------------------------------------------------------------------ fields
     @property
     def word_ids(self):

@@ -1,5 +1,7 @@
-"""sentencepiece's n-best search (``Lattice::NBest`` of ``unigram_model.cc``, without sampling),
-step for step, so that its results come in sentencepiece's order with its scores.
+"""sentencepiece's n-best search (``Lattice::NBest`` of ``unigram_model.cc``), step for step, so
+that its results come in sentencepiece's order with its scores (``astar_nbest``); and the same
+search with sampling (``gumbel_topk``: segmentations drawn without replacement, for
+``SampleEncodeAndScore``).
 
 A k-best Viterbi would find the same segmentations up to ties, ranked by float64 sums (nbtok
 had one; it put 10-40% of n-best lists in another order). sentencepiece runs an A* search from the end of the lattice in float32 and

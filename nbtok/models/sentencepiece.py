@@ -201,9 +201,10 @@ class SentencePieceModel(Regularization, Decoding, Offsets):
                     self._given_merges(merges)
             # word-by-word merging (and its cache) is exact when no piece can cross a word start
             self._words_ok = bool(kbpe.word_split_ok(pb, proto.piece_offsets, kinds, self.ws_suffix))
-            # the hashed word loop: prefix whitespace, no user-defined symbols (which the
-            # initial split matches longest-first and freezes); otherwise the merge-table path
-            self.fast_words = lens_ok and self._words_ok and not self.ws_suffix and ud.size == 0
+            # the hashed word loop: prefix whitespace (user-defined symbols, which the initial
+            # split matches longest-first and freezes, cut the text: ``words_between_symbols``);
+            # otherwise the merge-table path
+            self.fast_words = lens_ok and self._words_ok and not self.ws_suffix
         self.special_tokens = {self.vocab.piece(i).decode("utf-8", "replace"): int(i)
                                for i in np.flatnonzero(kinds == CONTROL).tolist()}
         self.bos_id = self._reserved_id(t["bos_piece"])

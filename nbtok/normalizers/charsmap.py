@@ -11,7 +11,7 @@ for loaders that must know that (``models.hf_fused_spm``).
 import numpy as np
 
 from .._jit import kernel
-from .sentencepiece import ASCII_WORDS, PLAIN_OFF, REPLACED_OFF, _offset
+from .sentencepiece import ASCII_WORDS, CLS_SIZE, PLAIN_OFF, REPLACED_OFF, UD_ASCII, UD_ASCII_MAX, UD_FIRST, _offset
 
 MAX_KEY = 64        # longest rule source read back, in bytes
 MAX_VISITS = 64     # trie positions visited per unit at most (a damaged file stops there)
@@ -34,9 +34,13 @@ def byte_classes(units, pool, root_ok, ud_bc, ud_value):
     non-ASCII byte; class 4 reads it always.
 
     ``cls[ASCII_WORDS]`` = 1 when every printable ASCII byte (0x21-0x7E) is class 1 or 3 and the
-    space is class 2: ``plain_run`` then copies runs of them eight bytes at a time.
+    space is class 2, but for at most ``UD_ASCII_MAX`` bytes that start a user-defined symbol
+    (class 0, listed after ``cls[UD_ASCII]``, their count): ``plain_run`` then copies runs of
+    them eight bytes at a time. ``cls[UD_FIRST + c]`` = 1 when a user-defined symbol starts with
+    byte c; a BMP character that starts one has its ``_plain_chars`` flags cleared but 4, so
+    that it takes the full step (``_ud_chars``).
     """
-    cls = np.zeros(REPLACED_OFF + 4 * 0x10000, np.uint8)
+    cls = np.zeros(CLS_SIZE, np.uint8)
     n_units = units.shape[0]
     for c in range(128):
         if ud_bc.shape[0] > 0:
@@ -62,11 +66,54 @@ def byte_classes(units, pool, root_ok, ud_bc, ud_value):
         if not ascii_next:
             cls[c] = 3
     _plain_chars(units, pool, cls)
+    _ud_chars(ud_bc, ud_value, cls)
     words = cls[0x20] == 2
+    n_ud = 0
     for c in range(0x21, 0x7F):
+        if cls[UD_FIRST + c] and n_ud < UD_ASCII_MAX:
+            cls[UD_ASCII + 1 + n_ud] = c
+            n_ud += 1
+            continue
         words = words and (cls[c] == 1 or cls[c] == 3)
+    cls[UD_ASCII] = n_ud if words else 0
     cls[ASCII_WORDS] = 1 if words else 0
     return cls
+
+
+@kernel
+def _ud_child(ud_bc, ud_value, node, c):
+    """The user-defined trie's child of ``node`` labelled c (``kernels.trie``), or -1."""
+    nx = ud_bc[2 * node] + c
+    if nx < 0 or nx >= ud_value.shape[0] or ud_bc[2 * nx + 1] != node:
+        return -1
+    return nx
+
+
+@kernel
+def _ud_chars(ud_bc, ud_value, cls):
+    """``cls[UD_FIRST + c]`` per first byte of a user-defined symbol, and flags 1, 2, 8 and 16
+    of ``_plain_chars`` cleared on each BMP character a user-defined symbol starts with (the
+    normalizer matches the symbols there)."""
+    if ud_bc.shape[0] == 0:
+        return
+    for c in range(256):
+        if _ud_child(ud_bc, ud_value, 0, c) >= 0:
+            cls[UD_FIRST + c] = 1
+    for cp in range(0x80, 0x10000):
+        if 0xD800 <= cp < 0xE000:
+            continue
+        if cp < 0x800:
+            node = _ud_child(ud_bc, ud_value, 0, 0xC0 | (cp >> 6))
+            if node >= 0:
+                node = _ud_child(ud_bc, ud_value, node, 0x80 | (cp & 0x3F))
+        else:
+            node = _ud_child(ud_bc, ud_value, 0, 0xE0 | (cp >> 12))
+            if node >= 0:
+                node = _ud_child(ud_bc, ud_value, node, 0x80 | ((cp >> 6) & 0x3F))
+            if node >= 0:
+                node = _ud_child(ud_bc, ud_value, node, 0x80 | (cp & 0x3F))
+        if node >= 0:
+            cls[PLAIN_OFF + cp] &= 4
 
 
 @kernel

@@ -1,4 +1,5 @@
-"""SentencePiece BPE's fast path: a hashed piece table and the word loop with its word cache.
+"""SentencePiece BPE's fast path: a hashed piece table and the word loop with its word cache
+(between the user-defined symbols of a model that has some: ``words_between_symbols``).
 
 The trie costs more to build than the whole fast path needs: one hash table over the pieces,
 keyed by a polynomial hash H(s) = sum (s_i + 1) * B^(len - 1 - i) mod 2^64, a hit confirmed by
@@ -16,8 +17,9 @@ from numba import prange
 
 from ..._jit import batch_kernel, inline_kernel, kernel, leaf_kernel
 from .merge import LONG_PIECE, LOW32, filtered_table_pairs, merge_piece
-from ...normalizers.sentencepiece import (SPACE0, SPACE1, SPACE2, normalize, normalize_into, one_char_len,
-                                          utf8_char_len)
+from ...normalizers.sentencepiece import (SPACE0, SPACE1, SPACE2, UD_FIRST, normalize, normalize_into,
+                                          one_char_len, utf8_char_len)
+from ...kernels.trie import longest_prefix
 from ...kernels.ragged import worker_bytes
 from ...kernels.runqueue import runqueue_over
 from ..symbols import char_symbol, count_ids, finish_ids, place_ids
@@ -356,6 +358,45 @@ def words_loop(P, text, a, n, S, tab, used, out, o):
     return o, n, 0
 
 
+@kernel
+def words_between_symbols(P, text, n, S, tab, used, ud_bc, ud_value, cls):
+    """``words_loop`` over ``text[:n]`` of a model with user-defined symbols: the initial split
+    (``models.bpe.sentencepiece.initial_symbols``) matches the longest user-defined symbol at
+    each character start it reaches (only where ``cls[UD_FIRST + byte]`` says one may start)
+    and freezes it, so no merge crosses it: the text between two matches goes through the word
+    loop (its words and their cache as without user-defined symbols), each match is its own
+    symbol. Symbols into ``S[1]``; returns their count."""
+    out = S[1]
+    o = 0
+    a = 0
+    p = 0
+    while p < n:
+        c = text[p]
+        if cls[UD_FIRST + np.int64(c)]:
+            uid, ln = longest_prefix(ud_bc, ud_value, text, p, n)
+            if ln > 0:
+                if p > a:
+                    o = _words_to(P, text, a, p, S, tab, used, o)
+                out[o] = uid
+                o += 1
+                p += ln
+                a = p
+                continue
+        p += one_char_len(c, n - p)
+    if n > a:
+        o = _words_to(P, text, a, n, S, tab, used, o)
+    return o
+
+
+@inline_kernel
+def _words_to(P, text, a, b, S, tab, used, o):
+    """``words_loop`` (then ``words_rest`` if needed) over ``text[a:b]``, symbols from ``o``."""
+    o, a, need = words_loop(P, text, a, b, S, tab, used, S[1], o)
+    if a < b:
+        o = words_rest(P, text, b, S, tab, used, o, a, need)
+    return o
+
+
 @inline_kernel
 def _bigram_bit(bigrams, nbits, c1, c2):
     z = np.uint64(c1 * 0x110101 + c2) * np.uint64(0x9E3779B97F4A7C15)
@@ -487,9 +528,12 @@ def encode_one_words(text, N, P, F):
     while bits < 16 and (1 << bits) < n // 8:
         bits += 1
     tab, used = new_word_cache(bits if n > 256 else 0)
-    m, a, need = words_loop(P, normbuf, 0, n, S, tab, used, S[1], 0)
-    if a < n:
-        m = words_rest(P, normbuf, n, S, tab, used, m, a, need)
+    if ud_bc.shape[0] > 0:
+        m = words_between_symbols(P, normbuf, n, S, tab, used, ud_bc, ud_value, cls)
+    else:
+        m, a, need = words_loop(P, normbuf, 0, n, S, tab, used, S[1], 0)
+        if a < n:
+            m = words_rest(P, normbuf, n, S, tab, used, m, a, need)
     syms = S[1]
     out = np.empty(count_ids(syms, m, V, byte_fallback, bos, eos), np.int32)
     finish_ids(syms, m, V, unk_id, byte_fallback, byte_ids, bos, eos, out, 0)
@@ -505,9 +549,12 @@ def symbols_one_words(text, N, P):
                            np.empty(3 * size + 8, np.uint8))
     S = new_word_scratch(n, min(n, UNIT_SYMS))
     tab, used = new_word_cache(0)
-    m, a, need = words_loop(P, normbuf, 0, n, S, tab, used, S[1], 0)
-    if a < n:
-        m = words_rest(P, normbuf, n, S, tab, used, m, a, need)
+    if ud_bc.shape[0] > 0:
+        m = words_between_symbols(P, normbuf, n, S, tab, used, ud_bc, ud_value, cls)
+    else:
+        m, a, need = words_loop(P, normbuf, 0, n, S, tab, used, S[1], 0)
+        if a < n:
+            m = words_rest(P, normbuf, n, S, tab, used, m, a, need)
     return S[1][:m].astype(np.int64), normbuf[:n].copy()
 
 
@@ -517,6 +564,7 @@ def encode_batch_words(buf, offsets, out_offsets, N, P, F, bounds, n_workers, ou
     each worker has its own word cache, warm from one of its chunks to the next."""
     units, pool, root_ok, ud_bc, ud_value, flags, cls = N
     Vf, unk_id, byte_fallback, byte_ids, bos, eos = F
+    has_ud = ud_bc.shape[0] > 0
     n_chunks = bounds.shape[0] - 1
     for w in prange(n_workers):
         S = new_word_scratch(1024, UNIT_SYMS)
@@ -538,9 +586,12 @@ def encode_batch_words(buf, offsets, out_offsets, N, P, F, bounds, n_workers, ou
                     normbuf, n = normalize(buf, offsets[d], offsets[d + 1], units, pool, root_ok, ud_bc, ud_value,
                                            flags, cls, S[0])
                     S = _fit_words(S, normbuf, n)
-                m, a, need = words_loop(P, S[0], 0, n, S, tab, filled, S[1], 0)
-                if a < n:  # a unit longer than the merge scratch (rare)
-                    m = words_rest(P, S[0], n, S, tab, filled, m, a, need)
+                if has_ud:
+                    m = words_between_symbols(P, S[0], n, S, tab, filled, ud_bc, ud_value, cls)
+                else:
+                    m, a, need = words_loop(P, S[0], 0, n, S, tab, filled, S[1], 0)
+                    if a < n:  # a unit longer than the merge scratch (rare)
+                        m = words_rest(P, S[0], n, S, tab, filled, m, a, need)
                 syms = S[1]
                 if hi - o >= 4 * m + 2:
                     k = finish_ids(syms, m, Vf, unk_id, byte_fallback, byte_ids, bos, eos, out, o) - o

@@ -178,6 +178,40 @@ def test_bpe_word_loop_between_user_defined_symbols(spm_models):
         assert tok.encode_as_pieces(text) == sp.encode_as_pieces(text), repr(text)
 
 
+def test_bpe_word_loop_with_pieces_across_indentation(spm_models, tmp_path):
+    """Code models (InternLM) have pieces with U+2581 after a tab or newline ('\\t▁▁▁',
+    '\\n▁▁▁▁\\n'): the word loop starts no word at a U+2581 after those bytes (``build_joins``)
+    and keeps to sentencepiece's ids; a piece with U+2581 after a non-ASCII character sends the
+    model to the merge-table path."""
+    from sentencepiece import sentencepiece_model_pb2 as pb
+    proto = pb.ModelProto()
+    proto.ParseFromString(spm_models["bpe_llama"].read_bytes())
+    low = min(p.score for p in proto.pieces if p.type == 1)
+    for k, piece in enumerate(["\t\u2581", "\t\u2581\u2581\u2581", "\n\u2581\u2581\u2581\u2581\n", "\u2581\u2581\n\u2581\u2581",
+                               "\t\t\u2581", ")\u2581", "\t\u2581\u2581\u2581\u2581\t"]):
+        entry = proto.pieces.add()
+        entry.piece, entry.score, entry.type = piece, low - 1 - k, 1
+    proto.trainer_spec.vocab_size = len(proto.pieces)
+    path = tmp_path / "indent.model"
+    path.write_bytes(proto.SerializeToString())
+    tok, sp = load_pair(path)
+    assert tok.model.fast_words and not tok.model._words_ok
+    from pathlib import Path
+    code = [f.read_text() for f in sorted((Path(nbtok.__file__).parent / "models").glob("*.py"))[:5]]
+    docs = code + [c.replace("    ", "\t") for c in code] + [x for c in code for x in c.splitlines(True)][:4000]
+    docs += ["\t\t  x\n\n  \t y", "\n    \n", "a\t    b", "f(x) (y)  z", "\t", " \t ", "\u3042 \t  \u3044"]
+    assert_batch_parity(tok, sp, docs, label="indent")
+    for text in docs[-7:] + docs[:3]:
+        assert tok.encode(text).tolist() == sp.encode(text), repr(text)
+    entry = proto.pieces.add()
+    entry.piece, entry.score, entry.type = "\u00e9\u2581", low - 20, 1
+    proto.trainer_spec.vocab_size = len(proto.pieces)
+    path.write_bytes(proto.SerializeToString())
+    tok, sp = load_pair(path)
+    assert not tok.model.fast_words
+    assert_batch_parity(tok, sp, docs[-7:] + ["caf\u00e9 au lait"], label="indent, non-ASCII")
+
+
 def test_long_pieces_exist(spm_models):
     tok, sp = load_pair(spm_models["bpe_32k"])
     assert tok.vocab_size == sp.get_piece_size() >= 30000

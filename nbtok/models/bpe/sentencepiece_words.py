@@ -10,7 +10,8 @@ loop, ``models.bpe.merge.merge_piece``, with its ``filtered_table_pairs`` lookup
 P = (table int64[2 * cap] of (hash, offset << 32 | length << 20 | piece id, or -1),
      char_syms int32[BMP] (the initial symbol of each BMP character), piece_bytes,
      bigrams uint64[] (``build_bigrams``), the merge table's keys and values, its
-     ``models.bpe.merge.new_pair_filter``, kinds, split_left, split_right, has_unused, V)
+     ``models.bpe.merge.new_pair_filter``, kinds, split_left, split_right, has_unused, V,
+     joins uint8[256] (``build_joins``: the ASCII bytes after which U+2581 starts no word))
 """
 import numpy as np
 from numba import prange
@@ -303,7 +304,7 @@ def new_word_cache(bits):
 def merge_word(P, text, a, b, S, out, o):
     """BPE of the word ``text[a:b]`` through ``models.bpe.merge.merge_piece``: symbols appended to
     ``out`` at ``o``; returns the new o."""
-    table, char_syms, piece_bytes, bigrams, map_keys, map_values, pair_filter, kinds, split_left, split_right, has_unused, V = P
+    table, char_syms, piece_bytes, bigrams, map_keys, map_values, pair_filter, kinds, split_left, split_right, has_unused, V = P[:12]
     wsyms, heap, prev, nxt, pair_at, queue, stack = S[2], S[3], S[4], S[5], S[6], S[7], S[8]
     m = word_symbols(table, char_syms, piece_bytes, V, text, a, b, wsyms)
     m = merge_piece(wsyms, m, heap, prev, nxt, pair_at, 0.0, queue, filtered_table_pairs, (map_keys, map_values, pair_filter))
@@ -324,17 +325,25 @@ def words_loop(P, text, a, n, S, tab, used, out, o):
     (its bytes), more than ``S``'s merge scratch holds, and nothing from ``a`` on is written:
     call again from ``a`` with a bigger scratch (``words_rest``)."""
     bigrams = P[3]
+    joins = P[12]
     mask = (tab.shape[0] // WORD_SLOT) - 1
     nbits = bigrams.shape[0] * 64
     cap = S[2].shape[0]
     while a < n:
-        # the word: a run of U+2581 (if any), then up to the next U+2581
+        # the word: a run of U+2581 (if any), then up to the next U+2581 that follows neither
+        # U+2581 nor a byte of ``joins``
         b = a
         while b + 2 < n and text[b] == SPACE0 and text[b + 1] == SPACE1 and text[b + 2] == SPACE2:
             b += 3
         if b == a:
             b = a + 1
-        while b < n and not (text[b] == SPACE0 and b + 2 < n and text[b + 1] == SPACE1 and text[b + 2] == SPACE2):
+        while b < n:
+            if text[b] == SPACE0 and b + 2 < n and text[b + 1] == SPACE1 and text[b + 2] == SPACE2:
+                if not joins[text[b - 1]]:
+                    break
+                while b + 2 < n and text[b] == SPACE0 and text[b + 1] == SPACE1 and text[b + 2] == SPACE2:
+                    b += 3  # (the run after a joining byte)
+                continue
             b += 1
         if b - a > WORD_BYTES and nbits > 0:
             sa = a
@@ -395,6 +404,37 @@ def _words_to(P, text, a, b, S, tab, used, o):
     if a < b:
         o = words_rest(P, text, b, S, tab, used, o, a, need)
     return o
+
+
+@kernel
+def build_joins(piece_bytes, piece_offsets, kinds):
+    """(ok, joins): ``joins[c]`` = 1 for each ASCII byte c that some NORMAL or UNUSED piece holds
+    just before a U+2581 (tabs and newlines before indentation in code models: '\\t▁▁▁'). The
+    word loop starts a word at each U+2581 that follows neither U+2581 nor such a byte: no piece
+    can span that position, so the words merge independently (``word_split_ok`` is the case of
+    no such byte). ok = False if a piece holds U+2581 after a character that is not ASCII."""
+    joins = np.zeros(256, np.uint8)
+    V = piece_offsets.shape[0] - 1
+    for p in range(V):
+        k = kinds[p]
+        if k != NORMAL and k != UNUSED:
+            continue
+        s = piece_offsets[p]
+        e = piece_offsets[p + 1]
+        q = s
+        prev = -1  # the start of the character before q (-1: none, or U+2581)
+        while q < e:
+            if q + 3 <= e and piece_bytes[q] == SPACE0 and piece_bytes[q + 1] == SPACE1 and piece_bytes[q + 2] == SPACE2:
+                if prev >= 0:
+                    if piece_bytes[prev] >= 0x80:
+                        return False, joins
+                    joins[piece_bytes[prev]] = 1
+                prev = -1
+                q += 3
+            else:
+                prev = q
+                q += one_char_len(piece_bytes[q], e - q)
+    return True, joins
 
 
 @inline_kernel

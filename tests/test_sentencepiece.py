@@ -312,6 +312,29 @@ def test_ascii_word_step(spm_models, name):
     check()
 
 
+def test_identity_space_rule_takes_the_ascii_step():
+    """An older nmt_nfkc charsmap (tflite-support's model) has the rule ' ' -> ' ': the space
+    then counts as a plain one, and ASCII words take the 8-byte step, with sentencepiece's ids."""
+    from conftest import shared_data_dir
+    from nbtok.normalizers.sentencepiece import ASCII_WORDS as FLAG
+    root = shared_data_dir()
+    path = root / "zoo" / "sentencepiece-test" / "tflite-support-sentencepiece.model" if root else None
+    if path is None or not path.is_file():
+        pytest.skip("the shared zoo's tflite-support model is absent")
+    tok, sp = load_pair(path)
+    assert tok.model.N[2][0x20] and tok.model.N[6][0x20] == 2 and tok.model.N[6][FLAG] == 1
+    cases = ascii_word_cases() + EDGE_CASES + ["  a  b  ", " \u0301x", "a \u0308", "x \u3000 y", " \t \n "]
+    assert [tok.encode(x).tolist() for x in cases] == sp.encode(cases)
+    assert_batch_parity(tok, sp, cases + fixture_lines()[:3000], label="tflite")
+
+    @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(TEXTS)
+    def check(text):
+        assert tok.encode(text).tolist() == sp.encode(text)
+
+    check()
+
+
 def test_single_character_rules_take_the_fast_path(spm_models):
     """A character whose only charsmap rule is itself (fullwidth punctuation: U+FF0C -> ',') is
     replaced by the normalizer's fast path; one whose rule writes a space (U+3000) or that starts

@@ -22,6 +22,8 @@ Corpora and models are read from ``$NBTOK_SHARED_DATA`` (fallback ../shared/data
 the best of ``--repeat`` runs; the libraries run interleaved so that machine load affects them
 alike, and "paired" is the median, over the rounds, of the ratio within a round (this machine's
 speed drifts by a third within a minute, so the two bests may come from different moments).
+``--zoo`` also gives the ratio of the best process CPU times (the time a busy machine holds the
+core away from the process is left out; with one thread, that is the work).
 """
 import argparse
 import contextlib
@@ -179,30 +181,35 @@ def bench_zoo_model(path, root, texts, threads, repeat):
         for nt in threads:
             numba.set_num_threads(min(nt, numba.config.NUMBA_NUM_THREADS))
             tok.encode_batch_ragged(lines[:100])
-            nb_runs, sp_runs = [], []
+            nb_runs, sp_runs, nb_cpu, sp_cpu = [], [], [], []
             for _ in range(repeat):  # interleaved
-                nb_runs.append(best_of(lambda: tok.encode_batch_ragged(lines), 1))
-                sp_runs.append(best_of(lambda: sp.encode(lines, num_threads=nt), 1))
+                for f, runs, cpus in ((lambda: tok.encode_batch_ragged(lines), nb_runs, nb_cpu),
+                                      (lambda: sp.encode(lines, num_threads=nt), sp_runs, sp_cpu)):
+                    c = time.process_time()
+                    runs.append(best_of(f, 1))
+                    cpus.append(time.process_time() - c)
             t_nb, t_sp = min(nb_runs), min(sp_runs)
             row = dict(model=name, kind=kind, V=V, opts=" ".join(opts), text=cname, threads=nt, mb=mb,
                        docs=len(lines), nbtok=mb / t_nb, sp=mb / t_sp, ratio=t_sp / t_nb, target=target,
-                       paired=statistics.median(s / n for n, s in zip(nb_runs, sp_runs)), mismatch=mismatch)
+                       paired=statistics.median(s / n for n, s in zip(nb_runs, sp_runs)), mismatch=mismatch,
+                       cpu=min(sp_cpu) / min(nb_cpu))
             rows.append(row)
             flag = "" if row["ratio"] >= target else "  < target"
             print(f"{name:45s} {kind:7s} {cname:5s} t={nt}  {mb:4.1f} MB {len(lines):6d} docs  nbtok "
                   f"{row['nbtok']:6.2f}  sp {row['sp']:6.2f} MB/s  ratio {row['ratio']:5.2f}x "
-                  f"(paired {row['paired']:4.2f}x)  mismatch {mismatch}{flag}", flush=True)
+                  f"(paired {row['paired']:4.2f}x, CPU time {row['cpu']:4.2f}x)  mismatch {mismatch}{flag}", flush=True)
     numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
     return rows
 
 
 def markdown(rows):
-    out = ["| model | type, options | text | threads | nbtok MB/s | sentencepiece MB/s | ratio | target | ids differ |",
-           "|---|---|---|---|---|---|---|---|---|"]
+    out = ["| model | type, options | text | threads | nbtok MB/s | sentencepiece MB/s | ratio | paired | CPU time ratio "
+           "| target | ids differ |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         out.append(f"| {r['model']} | {r['kind']} {r['V']}, {r['opts']} | {r['text']} | {r['threads']} | "
-                   f"{r['nbtok']:.2f} | {r['sp']:.2f} | {r['ratio']:.2f}x | {r['target']:.1f}x | "
-                   f"{r['mismatch']}/{r['docs']} |")
+                   f"{r['nbtok']:.2f} | {r['sp']:.2f} | {r['ratio']:.2f}x | {r['paired']:.2f}x | {r['cpu']:.2f}x | "
+                   f"{r['target']:.1f}x | {r['mismatch']}/{r['docs']} |")
     return "\n".join(out)
 
 

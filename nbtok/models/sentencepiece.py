@@ -429,8 +429,9 @@ class SentencePieceModel(Regularization, Decoding, Offsets):
                     self._encode_into = cres.entry_point
             return res
         if self.fast_words:
-            res = self._call(kwbpe.encode_one_words, buf, self.N, self.P, F)
-            args, kern = (self.N, self.P, F), kwbpe.encode_one_words
+            kern = kwbpe.encode_one_words_ud if self.ud_trie[0].size else kwbpe.encode_one_words
+            res = self._call(kern, buf, self.N, self.P, F)
+            args = (self.N, self.P, F)
         else:
             res = self._call(kbpe.encode_one, buf, self.N, self.M, F, 0.0, self.W)
             args, kern = (self.N, self.M, F, 0.0, self.W), kbpe.encode_one

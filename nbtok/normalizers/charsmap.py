@@ -10,7 +10,7 @@ for loaders that must know that (``models.hf_fused_spm``).
 """
 import numpy as np
 
-from .._jit import kernel
+from .._jit import inline_kernel, kernel
 from .sentencepiece import ASCII_WORDS, CLS_SIZE, PLAIN_OFF, REPLACED_OFF, UD_ASCII, UD_ASCII_MAX, UD_FIRST, _offset
 
 MAX_KEY = 64        # longest rule source read back, in bytes
@@ -82,7 +82,7 @@ def byte_classes(units, pool, root_ok, ud_bc, ud_value):
     return cls
 
 
-@kernel
+@inline_kernel
 def _ud_child(ud_bc, ud_value, node, c):
     """The user-defined trie's child of ``node`` labelled c (``kernels.trie``), or -1."""
     nx = ud_bc[2 * node] + c
@@ -204,7 +204,7 @@ def _single_rule(units, pool, base, cp, cls):
         cls[REPLACED_OFF + 4 * cp + 1 + j] = pool[v + j]
 
 
-@kernel
+@inline_kernel
 def _identity_rule(units, pool, base, c):
     """Whether the rule of the ASCII byte c, whose node has its children at ``base``, writes c
     itself and no longer rule starts with c: then c is copied as if it had no rule (older

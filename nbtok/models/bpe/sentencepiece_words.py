@@ -406,34 +406,28 @@ def _words_to(P, text, a, b, S, tab, used, o):
     return o
 
 
-@kernel
 def build_joins(piece_bytes, piece_offsets, kinds):
     """(ok, joins): ``joins[c]`` = 1 for each ASCII byte c that some NORMAL or UNUSED piece holds
     just before a U+2581 (tabs and newlines before indentation in code models: '\\t▁▁▁'). The
     word loop starts a word at each U+2581 that follows neither U+2581 nor such a byte: no piece
     can span that position, so the words merge independently (``word_split_ok`` is the case of
-    no such byte). ok = False if a piece holds U+2581 after a character that is not ASCII."""
+    no such byte). ok = False if a piece holds U+2581 after a byte >= 0x80 that does not end a
+    U+2581 (a character that is not ASCII). NumPy, not a kernel: it runs on every load, and a
+    kernel would add its compilation to the first call (issue 18)."""
     joins = np.zeros(256, np.uint8)
-    V = piece_offsets.shape[0] - 1
-    for p in range(V):
-        k = kinds[p]
-        if k != NORMAL and k != UNUSED:
-            continue
-        s = piece_offsets[p]
-        e = piece_offsets[p + 1]
-        q = s
-        prev = -1  # the start of the character before q (-1: none, or U+2581)
-        while q < e:
-            if q + 3 <= e and piece_bytes[q] == SPACE0 and piece_bytes[q + 1] == SPACE1 and piece_bytes[q + 2] == SPACE2:
-                if prev >= 0:
-                    if piece_bytes[prev] >= 0x80:
-                        return False, joins
-                    joins[piece_bytes[prev]] = 1
-                prev = -1
-                q += 3
-            else:
-                prev = q
-                q += one_char_len(piece_bytes[q], e - q)
+    pb = np.asarray(piece_bytes, np.uint8)
+    if pb.size < 4:
+        return True, joins
+    at = np.flatnonzero((pb[1:-2] == SPACE0) & (pb[2:-1] == SPACE1) & (pb[3:] == SPACE2)) + 1
+    piece = np.searchsorted(piece_offsets, at, side="right") - 1
+    keep = ((kinds[piece] == NORMAL) | (kinds[piece] == UNUSED)) & (at > piece_offsets[piece])
+    at, piece = at[keep], piece[keep]
+    after_space = (at - 3 >= piece_offsets[piece]) & (pb[np.maximum(at - 3, 0)] == SPACE0) \
+        & (pb[np.maximum(at - 2, 0)] == SPACE1) & (pb[at - 1] == SPACE2)
+    prev = pb[at[~after_space] - 1]
+    if np.any(prev >= 0x80):
+        return False, joins
+    joins[prev] = 1
     return True, joins
 
 
@@ -568,12 +562,30 @@ def encode_one_words(text, N, P, F):
     while bits < 16 and (1 << bits) < n // 8:
         bits += 1
     tab, used = new_word_cache(bits if n > 256 else 0)
-    if ud_bc.shape[0] > 0:
-        m = words_between_symbols(P, normbuf, n, S, tab, used, ud_bc, ud_value, cls)
-    else:
-        m, a, need = words_loop(P, normbuf, 0, n, S, tab, used, S[1], 0)
-        if a < n:
-            m = words_rest(P, normbuf, n, S, tab, used, m, a, need)
+    m, a, need = words_loop(P, normbuf, 0, n, S, tab, used, S[1], 0)
+    if a < n:
+        m = words_rest(P, normbuf, n, S, tab, used, m, a, need)
+    syms = S[1]
+    out = np.empty(count_ids(syms, m, V, byte_fallback, bos, eos), np.int32)
+    finish_ids(syms, m, V, unk_id, byte_fallback, byte_ids, bos, eos, out, 0)
+    return out
+
+
+@kernel
+def encode_one_words_ud(text, N, P, F):
+    """``encode_one_words`` for a model with user-defined symbols (``words_between_symbols``): a
+    kernel of its own, so that the first call of every other model does not compile that loop."""
+    V, unk_id, byte_fallback, byte_ids, bos, eos = F
+    units, pool, root_ok, ud_bc, ud_value, flags, cls = N
+    size = text.shape[0]
+    normbuf, n = normalize(text, 0, size, units, pool, root_ok, ud_bc, ud_value, flags, cls,
+                           np.empty(3 * size + 8, np.uint8))
+    S = new_word_scratch(n, min(n, UNIT_SYMS))
+    bits = 4
+    while bits < 16 and (1 << bits) < n // 8:
+        bits += 1
+    tab, used = new_word_cache(bits if n > 256 else 0)
+    m = words_between_symbols(P, normbuf, n, S, tab, used, ud_bc, ud_value, cls)
     syms = S[1]
     out = np.empty(count_ids(syms, m, V, byte_fallback, bos, eos), np.int32)
     finish_ids(syms, m, V, unk_id, byte_fallback, byte_ids, bos, eos, out, 0)

@@ -7,6 +7,9 @@ the shared BPEmb (BPE, 100k) and WMT en-de (Unigram, 32k) models. Documents are 
 throughput over sentencepiece's at the same thread count, measured in the same process;
 ``track_worst_case_growth`` is time(1 MB) / time(100 KB) for text without spaces;
 ``track_load_ratio`` is nbtok's load time over sentencepiece's for the BPEmb model.
+``ZooRatios`` (issue 26): the ratio on every ``.model`` under models/ and zoo/ of the shared
+data (files sentencepiece cannot load are skipped), on 1 MB of long documents and of short
+multilingual lines (``scripts/bench_sentencepiece.py --zoo`` builds both).
 """
 import io
 import time
@@ -125,3 +128,59 @@ class Load:
         ours = common.best_seconds(nbtok.Tokenizer.from_sentencepiece, path, repeat=3)
         theirs = common.best_seconds(spm.SentencePieceProcessor, model_file=path, repeat=3)
         return ours / theirs
+
+
+# ------------------------------------------------------------------ every .model of the shared data (issue 26)
+def _zoo_names():
+    """The ``.model`` files under models/ and zoo/ of the shared data, relative to it (empty when
+    there is none); files sentencepiece cannot load are skipped in ``setup``."""
+    root = common.data_dir(required=False)
+    if root is None:
+        return ["none"]
+    names = [str(p.relative_to(root)) for p in sorted(root.glob("models/**/*.model")) + sorted(root.glob("zoo/**/*.model"))]
+    return names or ["none"]
+
+
+ZOO = _zoo_names()
+_ZOO_TEXTS = {}
+
+
+def zoo_setup(model, text):
+    """(nbtok tokenizer, sentencepiece processor, documents) of ``scripts/bench_sentencepiece.py``'s
+    zoo texts (1 MB each: long documents, ~85-byte multilingual lines)."""
+    script = common.script_module("bench_sentencepiece")
+    root = common.data_dir()
+    path = root / model
+    if not path.is_file():
+        common.skip(f"{model} not found")
+    spm = common.peer_or_skip("sentencepiece")
+    try:
+        sp = spm.SentencePieceProcessor(model_file=str(path))
+    except Exception as e:  # noqa: BLE001 (a tiktoken rank file named .model)
+        common.skip(f"sentencepiece cannot load {model}: {e}")
+    if not _ZOO_TEXTS:
+        _ZOO_TEXTS.update(script.zoo_texts(root, 1.0))
+    tok = common.nbtok_sentencepiece(path)
+    return tok, sp, _ZOO_TEXTS[text]
+
+
+class ZooRatios:
+    """nbtok's throughput over sentencepiece's on every ``.model`` of the shared data, long
+    documents and short lines, 1 and 2 threads (same process, interleaved, best of 3 each)."""
+    params = (ZOO, ["long", "short"], [1, 2])
+    param_names = ["model", "text", "threads"]
+    timeout = 900
+    unit = "x"
+
+    def setup(self, model, text, threads):
+        tok, sp, self.docs = zoo_setup(model, text)
+        self.ours = lambda docs: tok.encode_batch_ragged(docs, num_threads=threads)
+        self.theirs = lambda docs: sp.encode(docs, num_threads=threads)
+        self.ours(self.docs[:100])
+
+    def track_ratio(self, model, text, threads):
+        ours = theirs = 1e9
+        for _ in range(3):  # interleaved
+            ours = min(ours, common.best_seconds(self.ours, self.docs, repeat=1))
+            theirs = min(theirs, common.best_seconds(self.theirs, self.docs, repeat=1))
+        return theirs / ours

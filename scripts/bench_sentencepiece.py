@@ -1,19 +1,29 @@
-"""Side-by-side encode throughput: nbtok vs sentencepiece, 1 and 2 threads, on English and
-multilingual corpora; with one thread also kitoken (which reads the ``.model``), tokie and HF
-``tokenizers`` (which read the ``tokenizer.json`` nbtok converts the model to), and for each of
-them the number of documents whose ids differ from sentencepiece's.
+"""Side-by-side encode throughput: nbtok vs sentencepiece on every ``.model`` of the shared data
+(``models/`` and ``zoo/``; files sentencepiece cannot load, such as tiktoken rank files named
+``.model``, are listed and skipped) and two texts, one and two threads, with the number of
+documents whose ids differ from sentencepiece's in every cell (issue 26):
 
-    python scripts/bench_sentencepiece.py [--mb 4] [--threads 1,2] [--repeat 3] [--only unigram]
+* ``long``: long documents (~64 KB each), made of the bench corpora (English, Russian,
+  Japanese, Chinese, the multilingual Bible) and the xquad paragraphs in equal parts;
+* ``short``: short multilingual lines, ~85 UTF-8 bytes on average: xquad paragraphs, UDHR
+  lines and bench lines, cut at a space (or, in text without spaces, a character) after a
+  seeded random length of 60 to 240 bytes (UDHR lines are often shorter).
 
-Models: a Llama-style BPE (identity normalization, split_digits, byte_fallback, 32k) and a 32k
-Unigram (nmt_nfkc), both trained here with ``sentencepiece`` on the bench corpora and cached in
-``$NBTOK_BENCH_CACHE`` (default ``~/.cache/nbtok-bench``), plus every ``.model`` under
-``models/sentencepiece``. Corpora are read from ``$NBTOK_SHARED_DATA`` (fallback ../shared/data);
-documents are the non-empty lines. Each cell is the best of ``--repeat`` runs; runs of the
-libraries are interleaved so that machine load affects them alike, and "paired" is the median,
-over the rounds, of the ratio within a round (this machine's speed drifts by a third within a
-minute, so the two bests may come from different moments). Also prints the worst case
-(1 MB without spaces, 100 KB -> 1 MB growth) and the load time of a 250k-piece model.
+    python scripts/bench_sentencepiece.py --zoo [--quick] [--models llama2,gemma] [--mb 1]
+
+``--quick``: 1 MB per text, 3 interleaved rounds, one thread, no peers (the whole list in a few
+minutes); ``--models``: only the models whose path contains one of the comma-separated words.
+Without ``--zoo``: the older run over two models trained here on the bench corpora (a
+Llama-style BPE and a 32k Unigram, cached in ``$NBTOK_BENCH_CACHE``, default
+``~/.cache/nbtok-bench``) with kitoken, tokie and HF ``tokenizers`` beside, the worst case and
+the 250k-piece load.
+
+Corpora and models are read from ``$NBTOK_SHARED_DATA`` (fallback ../shared/data). Each cell is
+the best of ``--repeat`` runs; the libraries run interleaved so that machine load affects them
+alike, and "paired" is the median, over the rounds, of the ratio within a round (this machine's
+speed drifts by a third within a minute, so the two bests may come from different moments).
+``--zoo`` also gives the ratio of the best process CPU times (the time a busy machine holds the
+core away from the process is left out; with one thread, that is the work).
 """
 import argparse
 import contextlib
@@ -51,6 +61,156 @@ def corpora(root, mb):
         multi += read_lines(bench / name, mb / 4)
     multi += [x for p in sorted((root / "corpora" / "xquad").glob("*.txt")) for x in read_lines(p, mb / 12)]
     return {"english": english, "multilingual": multi}
+
+
+def _cut_short(line, rng, out):
+    """``line`` in pieces of 60 to 240 UTF-8 bytes (seeded), cut at a space if there is one in
+    the last half of the piece, else at a character; appended to ``out``."""
+    b = line.strip().encode()
+    while b:
+        n = int(rng.integers(60, 241))
+        if len(b) <= n:
+            out.append(b.decode())
+            break
+        cut = b.rfind(b" ", n // 2, n)
+        if cut <= 0:
+            cut = n
+            while cut > 0 and (b[cut] & 0xC0) == 0x80:
+                cut -= 1
+        out.append(b[:cut].decode())
+        b = b[cut:].lstrip(b" ")
+
+
+def zoo_texts(root, mb):
+    """{"long": ~64 KB documents, "short": ~85-byte lines}, about ``mb`` MB each (module doc)."""
+    bench = root / "corpora" / "bench"
+    names = ["en_gutenberg.txt", "ru_literature.txt", "ja_aozora.txt", "zh_classical_poetry.txt",
+             "multi_bible_nt.txt"]
+    xquad = sorted((root / "corpora" / "xquad").glob("*.txt"))
+    udhr = sorted((root / "corpora" / "udhr").glob("udhr_*.txt"))
+    parts = len(names) + 1
+    long_docs = []
+    for name in names:
+        text = (bench / name).read_bytes()[: int(mb * 1e6 / parts)].decode("utf-8", "ignore")
+        long_docs += _chunks(text.splitlines(keepends=True), 64_000)
+    xq = [x for p in xquad for x in read_lines(p, mb / parts / len(xquad))]
+    long_docs += _chunks([x + "\n" for x in xq], 64_000)
+    rng = np.random.default_rng(26)
+    short, budget = [], int(mb * 1e6)
+    sources = [[x for p in xquad for x in read_lines(p, 0.2)],
+               [x for p in udhr for x in p.read_text("utf-8").splitlines()[6:] if x.strip()],
+               [x for name in names for x in read_lines(bench / name, 0.3)]]
+    for lines in sources:
+        got, size = [], 0
+        for line in lines:
+            n = len(got)
+            _cut_short(line, rng, got)
+            size += sum(len(x.encode()) for x in got[n:])
+            if size >= budget / len(sources):
+                break
+        short += got
+    order = rng.permutation(len(short))
+    short = [short[i] for i in order]
+    return {"long": long_docs, "short": short}
+
+
+def _chunks(lines, size):
+    out, cur, n = [], [], 0
+    for x in lines:
+        cur.append(x)
+        n += len(x.encode())
+        if n >= size:
+            out.append("".join(cur))
+            cur, n = [], 0
+    if cur:
+        out.append("".join(cur))
+    return out
+
+
+def zoo_models(root, words=()):
+    """(loadable ``.model`` paths, [(path, reason)] of those sentencepiece cannot load) under
+    ``models/`` and ``zoo/``, keeping the paths that contain one of ``words`` (all if empty)."""
+    import sentencepiece as spm
+    paths = sorted(root.glob("models/**/*.model")) + sorted(root.glob("zoo/**/*.model"))
+    if words:
+        paths = [p for p in paths if any(w in str(p.relative_to(root)) for w in words)]
+    ok, skipped = [], []
+    for p in paths:
+        try:
+            spm.SentencePieceProcessor(model_file=str(p))
+            ok.append(p)
+        except Exception as e:  # noqa: BLE001
+            skipped.append((p, f"{type(e).__name__}: {str(e).splitlines()[0][:60]}"))
+    return ok, skipped
+
+
+def model_kind(path):
+    from sentencepiece import sentencepiece_model_pb2 as pb
+    m = pb.ModelProto()
+    m.ParseFromString(path.read_bytes())
+    t, n = m.trainer_spec, m.normalizer_spec
+    kind = {1: "unigram", 2: "bpe", 3: "word", 4: "char"}[t.model_type]
+    opts = [n.name or "custom"]
+    opts += [name for name, on in (("byte_fallback", t.byte_fallback), ("split_digits", t.split_digits),
+                                   ("ws_suffix", t.treat_whitespace_as_suffix),
+                                   ("no_dummy_prefix", not n.add_dummy_prefix),
+                                   ("keep_ws", not n.remove_extra_whitespaces)) if on]
+    ud = sum(1 for x in m.pieces if x.type == 4)
+    if ud:
+        opts.append(f"{ud} user-defined")
+    return kind, len(m.pieces), opts
+
+
+def bench_zoo_model(path, root, texts, threads, repeat):
+    """One row per text and thread count: nbtok and sentencepiece interleaved, ids compared."""
+    import numba
+    import sentencepiece as spm
+    import nbtok
+    tok = nbtok.Tokenizer.from_sentencepiece(str(path))
+    sp = spm.SentencePieceProcessor(model_file=str(path))
+    kind, V, opts = model_kind(path)
+    name = str(path.relative_to(root)).replace("models/sentencepiece/", "").replace("zoo/", "")
+    target = 3.0 if kind == "bpe" else 2.5
+    rows = []
+    for cname, lines in texts.items():
+        mb = sum(len(x.encode()) for x in lines) / 1e6
+        expected = sp.encode(lines)
+        got = tok.encode_batch_ragged(lines)
+        ids, offs = got
+        mismatch = sum(ids[offs[i]:offs[i + 1]].tolist() != e for i, e in enumerate(expected))
+        for nt in threads:
+            numba.set_num_threads(min(nt, numba.config.NUMBA_NUM_THREADS))
+            tok.encode_batch_ragged(lines[:100])
+            nb_runs, sp_runs, nb_cpu, sp_cpu = [], [], [], []
+            for _ in range(repeat):  # interleaved
+                for f, runs, cpus in ((lambda: tok.encode_batch_ragged(lines), nb_runs, nb_cpu),
+                                      (lambda: sp.encode(lines, num_threads=nt), sp_runs, sp_cpu)):
+                    c = time.process_time()
+                    runs.append(best_of(f, 1))
+                    cpus.append(time.process_time() - c)
+            t_nb, t_sp = min(nb_runs), min(sp_runs)
+            row = dict(model=name, kind=kind, V=V, opts=" ".join(opts), text=cname, threads=nt, mb=mb,
+                       docs=len(lines), nbtok=mb / t_nb, sp=mb / t_sp, ratio=t_sp / t_nb, target=target,
+                       paired=statistics.median(s / n for n, s in zip(nb_runs, sp_runs)), mismatch=mismatch,
+                       cpu=min(sp_cpu) / min(nb_cpu))
+            rows.append(row)
+            flag = "" if row["ratio"] >= target else "  < target"
+            print(f"{name:45s} {kind:7s} {cname:5s} t={nt}  {mb:4.1f} MB {len(lines):6d} docs  nbtok "
+                  f"{row['nbtok']:6.2f}  sp {row['sp']:6.2f} MB/s  ratio {row['ratio']:5.2f}x "
+                  f"(paired {row['paired']:4.2f}x, CPU time {row['cpu']:4.2f}x)  mismatch {mismatch}{flag}", flush=True)
+    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    return rows
+
+
+def markdown(rows):
+    out = ["| model | type, options | text | threads | nbtok MB/s | sentencepiece MB/s | ratio | paired | CPU time ratio "
+           "| target | ids differ |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        out.append(f"| {r['model']} | {r['kind']} {r['V']}, {r['opts']} | {r['text']} | {r['threads']} | "
+                   f"{r['nbtok']:.2f} | {r['sp']:.2f} | {r['ratio']:.2f}x | {r['paired']:.2f}x | {r['cpu']:.2f}x | "
+                   f"{r['target']:.1f}x | {r['mismatch']}/{r['docs']} |")
+    return "\n".join(out)
 
 
 def train_models(root, cache):
@@ -268,24 +428,47 @@ def load_250k(root, cache):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--mb", type=float, default=4.0, help="MB of text per corpus (default 4)")
-    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--mb", type=float, default=None, help="MB of text per corpus (default 4, 1 with --quick)")
+    ap.add_argument("--threads", default=None, help="default 1,2 (1 with --quick)")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--zoo", action="store_true", help="every .model of models/ and zoo/, long and short texts")
+    ap.add_argument("--models", default="", help="--zoo: only paths containing one of these words (comma-separated)")
+    ap.add_argument("--quick", action="store_true", help="--zoo: 1 MB per text, one thread")
+    ap.add_argument("--markdown", default="", help="--zoo: also write the table to this file")
     ap.add_argument("--all-models", action="store_true", help="also the .model files of the shared data")
     ap.add_argument("--skip-extras", action="store_true", help="skip worst case and 250k load")
     ap.add_argument("--only", default="", help="bench only the trained models whose name contains this"
                     " (e.g. 'bpe'); implies --skip-extras")
     args = ap.parse_args()
     root = shared_data()
+    mb = args.mb if args.mb is not None else (1.0 if args.quick else 4.0)
+    threads = [int(x) for x in (args.threads or ("1" if args.quick else "1,2")).split(",")]
+    if args.zoo:
+        paths, skipped = zoo_models(root, [w for w in args.models.split(",") if w])
+        for p, why in skipped:
+            print(f"skipped {p.relative_to(root)}: sentencepiece cannot load it ({why})")
+        texts = zoo_texts(root, mb)
+        for k, v in texts.items():
+            n = sum(len(x.encode()) for x in v)
+            print(f"text {k}: {len(v)} documents, {n / 1e6:.2f} MB, {n / len(v):.0f} bytes on average")
+        print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (affinity "
+              f"{sorted(os.sched_getaffinity(0))}); best of {args.repeat}, interleaved\n")
+        rows = []
+        for p in paths:
+            rows += bench_zoo_model(p, root, texts, threads, args.repeat)
+        table = markdown(rows)
+        print("\n" + table)
+        if args.markdown:
+            Path(args.markdown).write_text(table + "\n")
+        return
     cache = Path(os.environ.get("NBTOK_BENCH_CACHE", Path.home() / ".cache" / "nbtok-bench"))
-    threads = [int(x) for x in args.threads.split(",")]
     models = list(train_models(root, cache).values())
     if args.only:
         models = [m for m in models if args.only in m.name]
         args.skip_extras = True
     if args.all_models:
         models += sorted((root / "models" / "sentencepiece").glob("*.model"))
-    texts = corpora(root, args.mb)
+    texts = corpora(root, mb)
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; best of {args.repeat}, interleaved;"
           " paired = median over the rounds of sentencepiece's time / nbtok's in the same round\n")
     for path in models:

@@ -40,6 +40,12 @@ CONFIGS = {
     "bpe_suffix_symbols": dict(model_type="bpe", vocab_size=2000, treat_whitespace_as_suffix=True,
                                user_defined_symbols=["<sep>", "ing", "ab"], control_symbols=["<ctl>"],
                                normalization_rule_name="nfkc", add_dummy_prefix=False),
+    # user-defined symbols as in Gemma's model (whitespace runs, newlines, markup) and ones that
+    # start with a character the normalizer's fast paths copy (Cyrillic, CJK, fullwidth)
+    "bpe_symbols": dict(model_type="bpe", vocab_size=3000, byte_fallback=True, split_digits=True,
+                        normalization_rule_name="identity", remove_extra_whitespaces=False,
+                        user_defined_symbols=["<mask>", "<start_of_turn>", "\u2581\u2581", "\u2581\u2581\u2581", "\n",
+                                              "\n\n", "ing", "ab", "\u0439", "\u65e5\u672c", "\uff0c"]),
     "bpe_32k": dict(model_type="bpe", vocab_size=32000, hard_vocab_limit=False, byte_fallback=True),
     "uni_32k": dict(model_type="unigram", vocab_size=32000, hard_vocab_limit=False),
 }
@@ -153,6 +159,59 @@ def test_parity_edge_cases(spm_models, name):
     assert_batch_parity(tok, sp, EDGE_CASES, label=name)
 
 
+def test_bpe_word_loop_between_user_defined_symbols(spm_models):
+    """A prefix-whitespace BPE model with user-defined symbols takes the word loop: the symbols
+    (whitespace runs, newlines, markup, a Cyrillic letter, two ideographs, fullwidth comma),
+    matched where the initial split reaches them, cut the text; batch, single and pieces agree."""
+    tok, sp = load_pair(spm_models["bpe_symbols"])
+    assert tok.model.fast_words
+    bits = ["<mask>", "<start_of_turn>", "  ", "   ", "\n", "\n\n\n", "ing", "ab", "\u0439", "\u65e5\u672c", "\uff0c",
+            " ", "x", "\u2581", "<", "<ma"]
+    rng = np.random.default_rng(7)
+    lines = fixture_lines()[:3000]
+    docs = ["".join(rng.choice(bits, 12)) for _ in range(500)]
+    docs += [a + rng.choice(bits) + b for a, b in zip(lines[::2], lines[1::2])]
+    docs += ["\n".join(lines[i:i + 400]) for i in range(0, 3000, 400)]  # long documents
+    assert_batch_parity(tok, sp, docs, label="bpe_symbols")
+    for text in docs[:600]:
+        assert tok.encode(text).tolist() == sp.encode(text), repr(text)
+        assert tok.encode_as_pieces(text) == sp.encode_as_pieces(text), repr(text)
+
+
+def test_bpe_word_loop_with_pieces_across_indentation(spm_models, tmp_path):
+    """Code models (InternLM) have pieces with U+2581 after a tab or newline ('\\t▁▁▁',
+    '\\n▁▁▁▁\\n'): the word loop starts no word at a U+2581 after those bytes (``build_joins``)
+    and keeps to sentencepiece's ids; a piece with U+2581 after a non-ASCII character sends the
+    model to the merge-table path."""
+    from sentencepiece import sentencepiece_model_pb2 as pb
+    proto = pb.ModelProto()
+    proto.ParseFromString(spm_models["bpe_llama"].read_bytes())
+    low = min(p.score for p in proto.pieces if p.type == 1)
+    for k, piece in enumerate(["\t\u2581", "\t\u2581\u2581\u2581", "\n\u2581\u2581\u2581\u2581\n", "\u2581\u2581\n\u2581\u2581",
+                               "\t\t\u2581", ")\u2581", "\t\u2581\u2581\u2581\u2581\t"]):
+        entry = proto.pieces.add()
+        entry.piece, entry.score, entry.type = piece, low - 1 - k, 1
+    proto.trainer_spec.vocab_size = len(proto.pieces)
+    path = tmp_path / "indent.model"
+    path.write_bytes(proto.SerializeToString())
+    tok, sp = load_pair(path)
+    assert tok.model.fast_words and not tok.model._words_ok
+    from pathlib import Path
+    code = [f.read_text() for f in sorted((Path(nbtok.__file__).parent / "models").glob("*.py"))[:5]]
+    docs = code + [c.replace("    ", "\t") for c in code] + [x for c in code for x in c.splitlines(True)][:4000]
+    docs += ["\t\t  x\n\n  \t y", "\n    \n", "a\t    b", "f(x) (y)  z", "\t", " \t ", "\u3042 \t  \u3044"]
+    assert_batch_parity(tok, sp, docs, label="indent")
+    for text in docs[-7:] + docs[:3]:
+        assert tok.encode(text).tolist() == sp.encode(text), repr(text)
+    entry = proto.pieces.add()
+    entry.piece, entry.score, entry.type = "\u00e9\u2581", low - 20, 1
+    proto.trainer_spec.vocab_size = len(proto.pieces)
+    path.write_bytes(proto.SerializeToString())
+    tok, sp = load_pair(path)
+    assert not tok.model.fast_words
+    assert_batch_parity(tok, sp, docs[-7:] + ["caf\u00e9 au lait"], label="indent, non-ASCII")
+
+
 def test_long_pieces_exist(spm_models):
     tok, sp = load_pair(spm_models["bpe_32k"])
     assert tok.vocab_size == sp.get_piece_size() >= 30000
@@ -161,13 +220,15 @@ def test_long_pieces_exist(spm_models):
 
 SPECIAL_BITS = [" ", "  ", "\t", "\n", "\u3000", "\u2581", "\u0301", "\u0308", "\u200b", "\u2460", "\ufb01",
                 "<sep>", "<ctl>", "<s>", "<mask>", "ing", "ab", "\ufffd", "\x00", "123", "\uff21", "\U0001F642",
-                "\u00a0", "\u2028", "\ud7a3", "\U000E0001", "..."]
+                "\u00a0", "\u2028", "\ud7a3", "\U000E0001", "...", "\n\n\n", "<start_of_turn>", "\u0439",
+                "\u65e5\u672c", "\uff0c"]
 TEXTS = st.lists(st.one_of(st.text(st.characters(blacklist_categories=("Cs",)), max_size=6),
                            st.text(st.characters(min_codepoint=0x20, max_codepoint=0x24F), max_size=10),
                            st.sampled_from(SPECIAL_BITS)), max_size=14).map("".join)
 
 
-@pytest.mark.parametrize("name", ["uni_symbols", "uni_cf_raw", "bpe_llama", "bpe_suffix_symbols", "uni_bf_nfkc"])
+@pytest.mark.parametrize("name", ["uni_symbols", "uni_cf_raw", "bpe_llama", "bpe_suffix_symbols", "uni_bf_nfkc",
+                                  "bpe_symbols"])
 def test_hypothesis_parity(spm_models, name):
     tok, sp = load_pair(spm_models[name])
 
@@ -190,7 +251,8 @@ FAST_PATH_TEXTS = st.text(alphabet=st.sampled_from(
     + list("，；：！（）") + list("日本語中文") + list("αβγδ") + [" ", "a", "b", "\u3000", "1"]), max_size=80)
 
 
-@pytest.mark.parametrize("name", ["uni_nmt", "uni_bf_nfkc", "uni_cf_raw", "bpe_suffix_symbols", "uni_32k"])
+@pytest.mark.parametrize("name", ["uni_nmt", "uni_bf_nfkc", "uni_cf_raw", "bpe_suffix_symbols", "uni_32k",
+                                  "bpe_symbols", "uni_symbols"])
 def test_normalizer_fast_paths_hypothesis(spm_models, name):
     tok, sp = load_pair(spm_models[name])
 
@@ -209,7 +271,7 @@ def ascii_word_cases():
     """Runs of printable ASCII of every length around the normalizer's 8-byte step, ended by a
     space, the text's end, a control byte, DEL or a non-ASCII character, and letters that start
     compositions (e + U+0301) at every offset of a run."""
-    letters = "abcdefghijklmnopqrstuvwxyzAEIOU.,;'\"!?-(0123)~aeiou"
+    letters = "abcdefghijklmnopqrstuvwxyzAEIOU.,;'\"!?-(0123)~aeiou<"
     cases = []
     for n in range(1, 19):
         w = "".join(letters[(7 * i + n) % len(letters)] for i in range(n))
@@ -219,25 +281,54 @@ def ascii_word_cases():
     return cases
 
 
-ASCII_WORDS = st.text(st.sampled_from("abeiouyzAE.'!~ \t\x7f\u0301\u0308\u00e9"), max_size=40)
+ASCII_WORDS = st.lists(st.sampled_from(list("abeiouyzAE.'!~ \t\x7f\u0301\u0308\u00e9<") + ["<sep>", "<mask>", "ing"]),
+                       max_size=40).map("".join)
 
 
 # whether the normalizer copies printable ASCII eight bytes at a time: not when a rule starts
-# with a printable byte (case folding maps A-Z) or a user-defined symbol does ("ing", "<sep>")
-WORD_STEP = {"uni_nmt": 1, "bpe_llama": 1, "uni_bf_nfkc": 1, "uni_cf_raw": 0, "uni_symbols": 0}
+# with a printable byte (case folding maps A-Z); where user-defined symbols start with a
+# printable byte ("ing", "<sep>"), the step stops before those bytes (listed: the value)
+WORD_STEP = {"uni_nmt": 1, "bpe_llama": 1, "uni_bf_nfkc": 1, "uni_cf_raw": 0, "uni_symbols": "<i",
+             "bpe_symbols": "<ai"}
 
 
 @pytest.mark.parametrize("name", list(WORD_STEP))
 def test_ascii_word_step(spm_models, name):
-    from nbtok.normalizers.sentencepiece import ASCII_WORDS as FLAG
+    from nbtok.normalizers.sentencepiece import ASCII_WORDS as FLAG, UD_ASCII
     tok, sp = load_pair(spm_models[name])
-    assert tok.model.N[6][FLAG] == WORD_STEP[name]
+    cls = tok.model.N[6]
+    assert cls[FLAG] == bool(WORD_STEP[name])
+    stops = WORD_STEP[name] if isinstance(WORD_STEP[name], str) else ""
+    assert bytes(cls[UD_ASCII + 1:UD_ASCII + 1 + int(cls[UD_ASCII])]).decode() == stops
     cases = ascii_word_cases()
     assert [tok.encode(x).tolist() for x in cases] == sp.encode(cases)
     assert_batch_parity(tok, sp, cases, label=name)
 
     @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
     @given(ASCII_WORDS)
+    def check(text):
+        assert tok.encode(text).tolist() == sp.encode(text)
+
+    check()
+
+
+def test_identity_space_rule_takes_the_ascii_step():
+    """An older nmt_nfkc charsmap (tflite-support's model) has the rule ' ' -> ' ': the space
+    then counts as a plain one, and ASCII words take the 8-byte step, with sentencepiece's ids."""
+    from conftest import shared_data_dir
+    from nbtok.normalizers.sentencepiece import ASCII_WORDS as FLAG
+    root = shared_data_dir()
+    path = root / "zoo" / "sentencepiece-test" / "tflite-support-sentencepiece.model" if root else None
+    if path is None or not path.is_file():
+        pytest.skip("the shared zoo's tflite-support model is absent")
+    tok, sp = load_pair(path)
+    assert tok.model.N[2][0x20] and tok.model.N[6][0x20] == 2 and tok.model.N[6][FLAG] == 1
+    cases = ascii_word_cases() + EDGE_CASES + ["  a  b  ", " \u0301x", "a \u0308", "x \u3000 y", " \t \n "]
+    assert [tok.encode(x).tolist() for x in cases] == sp.encode(cases)
+    assert_batch_parity(tok, sp, cases + fixture_lines()[:3000], label="tflite")
+
+    @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(TEXTS)
     def check(text):
         assert tok.encode(text).tolist() == sp.encode(text)
 
@@ -636,15 +727,23 @@ def test_automaton_matches_the_walk(spm_models, name):
     check()
 
 
-def test_automaton_gives_way_where_sentencepiece_rebases(spm_models, tmp_path):
-    """Past |score| 100000 sentencepiece rebases its running scores; the automaton hands such a
-    document to the walk, which does as sentencepiece does."""
+def test_automaton_rebases_as_sentencepiece(spm_models, tmp_path):
+    """Past |score| 100000 sentencepiece rebases its running scores; the automaton does the
+    same (the candidates from before the rebasing start, less its score, then the others), and
+    hands a document to the walk only where two rebasings fall within MAX_LEN bytes."""
     tok, sp = hand_made_unigram(spm_models, tmp_path / "long.model", [
-        ("▁", -20.0), ("a", -20.0), ("z", -20.0), ("b", -1.5), ("▁a", -1.5), ("▁ab", -3.001), ("▁zz", -10.0)])
+        ("▁", -20.0), ("a", -20.0), ("z", -20.0), ("b", -1.5), ("▁a", -1.5), ("▁ab", -3.001), ("▁zz", -10.0),
+        ("zz", -13.7), ("zzz", -20.6), ("ab", -2.9), ("ba", -4.4), ("zab", -7.3), ("q", -60000.0)])
     long = "zz " * 12000 + "ab ab ab"
-    assert automaton_symbols(tok.model, "zz " * 100 + "ab")[1] is not None
-    assert automaton_symbols(tok.model, long)[1] is None
-    docs = ["ab ab", long, "zz ab", long[:20000]]
+    rng = np.random.default_rng(5)
+    runs = "".join(rng.choice(list("abz"), 40000, p=[0.2, 0.2, 0.6]))  # no spaces: pieces cross every start
+    spaced = " ".join(runs[i:i + int(k)] for i, k in zip(range(0, 40000, 40), rng.integers(1, 40, 1000)))
+    for text in (long, runs, spaced, "zz " * 100 + "ab"):
+        walk, auto = automaton_symbols(tok.model, text)
+        assert auto == walk
+    twice = "q" * 5 + "ab"  # a rebasing at every start from the third
+    assert automaton_symbols(tok.model, twice)[1] is None
+    docs = ["ab ab", long, "zz ab", long[:20000], runs, spaced, runs[:30001], twice, "ab " + twice]
     ids, offsets = tok.encode_batch_ragged(docs, num_threads=1)
     assert [ids[offsets[i]:offsets[i + 1]].tolist() for i in range(len(docs))] == sp.encode(docs)
 

@@ -183,6 +183,7 @@ class SentencePieceModel(Regularization, Decoding, Offsets):
             self._M = None
             self.P = None
             lens_ok = V < (1 << 20) and int(lens.max()) < 4096 and pb.size < (1 << 31)
+            joins_ok = False
             if lens_ok:
                 table, char_syms, dup = kwbpe.build_piece_table(pb, proto.piece_offsets, kinds)
                 if dup >= 0:
@@ -192,18 +193,21 @@ class SentencePieceModel(Regularization, Decoding, Offsets):
                     self.merges = IntMap.from_arrays(keys, vals)
                 else:
                     sl, sr = self._given_merges(merges)
+                joins_ok, joins = kwbpe.build_joins(pb, proto.piece_offsets, kinds)
                 self.P = (table, char_syms, pb, kwbpe.build_bigrams(pb, proto.piece_offsets, kinds),
                           self.merges.keys, self.merges.values, new_pair_filter(self.merges.keys), kinds, sl, sr,
-                          bool(np.any(kinds == UNUSED)), np.int64(V))
+                          bool(np.any(kinds == UNUSED)), np.int64(V), joins)
             else:
                 self.trie  # noqa: B018 (checks for repeated pieces)
                 if merges is not None:
                     self._given_merges(merges)
             # word-by-word merging (and its cache) is exact when no piece can cross a word start
             self._words_ok = bool(kbpe.word_split_ok(pb, proto.piece_offsets, kinds, self.ws_suffix))
-            # the hashed word loop: prefix whitespace, no user-defined symbols (which the
-            # initial split matches longest-first and freezes); otherwise the merge-table path
-            self.fast_words = lens_ok and self._words_ok and not self.ws_suffix and ud.size == 0
+            # the hashed word loop: prefix whitespace (user-defined symbols, which the initial
+            # split matches longest-first and freezes, cut the text: ``words_between_symbols``;
+            # pieces with U+2581 after a tab or newline join words: ``build_joins``);
+            # otherwise the merge-table path
+            self.fast_words = lens_ok and (self._words_ok or joins_ok) and not self.ws_suffix
         self.special_tokens = {self.vocab.piece(i).decode("utf-8", "replace"): int(i)
                                for i in np.flatnonzero(kinds == CONTROL).tolist()}
         self.bos_id = self._reserved_id(t["bos_piece"])
@@ -425,8 +429,9 @@ class SentencePieceModel(Regularization, Decoding, Offsets):
                     self._encode_into = cres.entry_point
             return res
         if self.fast_words:
-            res = self._call(kwbpe.encode_one_words, buf, self.N, self.P, F)
-            args, kern = (self.N, self.P, F), kwbpe.encode_one_words
+            kern = kwbpe.encode_one_words_ud if self.ud_trie[0].size else kwbpe.encode_one_words
+            res = self._call(kern, buf, self.N, self.P, F)
+            args = (self.N, self.P, F)
         else:
             res = self._call(kbpe.encode_one, buf, self.N, self.M, F, 0.0, self.W)
             args, kern = (self.N, self.M, F, 0.0, self.W), kbpe.encode_one

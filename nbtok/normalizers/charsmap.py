@@ -10,8 +10,8 @@ for loaders that must know that (``models.hf_fused_spm``).
 """
 import numpy as np
 
-from .._jit import kernel
-from .sentencepiece import ASCII_WORDS, PLAIN_OFF, REPLACED_OFF, _offset
+from .._jit import inline_kernel, kernel
+from .sentencepiece import ASCII_WORDS, CLS_SIZE, PLAIN_OFF, REPLACED_OFF, UD_ASCII, UD_ASCII_MAX, UD_FIRST, _offset
 
 MAX_KEY = 64        # longest rule source read back, in bytes
 MAX_VISITS = 64     # trie positions visited per unit at most (a damaged file stops there)
@@ -34,9 +34,13 @@ def byte_classes(units, pool, root_ok, ud_bc, ud_value):
     non-ASCII byte; class 4 reads it always.
 
     ``cls[ASCII_WORDS]`` = 1 when every printable ASCII byte (0x21-0x7E) is class 1 or 3 and the
-    space is class 2: ``plain_run`` then copies runs of them eight bytes at a time.
+    space is class 2, but for at most ``UD_ASCII_MAX`` bytes that start a user-defined symbol
+    (class 0, listed after ``cls[UD_ASCII]``, their count): ``plain_run`` then copies runs of
+    them eight bytes at a time. ``cls[UD_FIRST + c]`` = 1 when a user-defined symbol starts with
+    byte c; a BMP character that starts one has its ``_plain_chars`` flags cleared but 4, so
+    that it takes the full step (``_ud_chars``).
     """
-    cls = np.zeros(REPLACED_OFF + 4 * 0x10000, np.uint8)
+    cls = np.zeros(CLS_SIZE, np.uint8)
     n_units = units.shape[0]
     for c in range(128):
         if ud_bc.shape[0] > 0:
@@ -49,8 +53,10 @@ def byte_classes(units, pool, root_ok, ud_bc, ud_value):
         cls[c] = 4
         pos = _offset(units[0]) ^ c
         u = np.int64(units[pos])
-        if (u >> 8) & 1:
-            continue  # c alone has a rule
+        if (u >> 8) & 1:  # c alone has a rule
+            if _identity_rule(units, pool, pos ^ _offset(u), c):
+                cls[c] = 2 if c == 0x20 else 1
+            continue
         pos = pos ^ _offset(u)
         ascii_next = False  # some rule continues c with an ASCII byte
         for c2 in range(256):
@@ -62,11 +68,54 @@ def byte_classes(units, pool, root_ok, ud_bc, ud_value):
         if not ascii_next:
             cls[c] = 3
     _plain_chars(units, pool, cls)
+    _ud_chars(ud_bc, ud_value, cls)
     words = cls[0x20] == 2
+    n_ud = 0
     for c in range(0x21, 0x7F):
+        if cls[UD_FIRST + c] and n_ud < UD_ASCII_MAX:
+            cls[UD_ASCII + 1 + n_ud] = c
+            n_ud += 1
+            continue
         words = words and (cls[c] == 1 or cls[c] == 3)
+    cls[UD_ASCII] = n_ud if words else 0
     cls[ASCII_WORDS] = 1 if words else 0
     return cls
+
+
+@inline_kernel
+def _ud_child(ud_bc, ud_value, node, c):
+    """The user-defined trie's child of ``node`` labelled c (``kernels.trie``), or -1."""
+    nx = ud_bc[2 * node] + c
+    if nx < 0 or nx >= ud_value.shape[0] or ud_bc[2 * nx + 1] != node:
+        return -1
+    return nx
+
+
+@kernel
+def _ud_chars(ud_bc, ud_value, cls):
+    """``cls[UD_FIRST + c]`` per first byte of a user-defined symbol, and flags 1, 2, 8 and 16
+    of ``_plain_chars`` cleared on each BMP character a user-defined symbol starts with (the
+    normalizer matches the symbols there)."""
+    if ud_bc.shape[0] == 0:
+        return
+    for c in range(256):
+        if _ud_child(ud_bc, ud_value, 0, c) >= 0:
+            cls[UD_FIRST + c] = 1
+    for cp in range(0x80, 0x10000):
+        if 0xD800 <= cp < 0xE000:
+            continue
+        if cp < 0x800:
+            node = _ud_child(ud_bc, ud_value, 0, 0xC0 | (cp >> 6))
+            if node >= 0:
+                node = _ud_child(ud_bc, ud_value, node, 0x80 | (cp & 0x3F))
+        else:
+            node = _ud_child(ud_bc, ud_value, 0, 0xE0 | (cp >> 12))
+            if node >= 0:
+                node = _ud_child(ud_bc, ud_value, node, 0x80 | ((cp >> 6) & 0x3F))
+            if node >= 0:
+                node = _ud_child(ud_bc, ud_value, node, 0x80 | (cp & 0x3F))
+        if node >= 0:
+            cls[PLAIN_OFF + cp] &= 4
 
 
 @kernel
@@ -153,6 +202,21 @@ def _single_rule(units, pool, base, cp, cls):
     cls[REPLACED_OFF + 4 * cp] = ln
     for j in range(ln):
         cls[REPLACED_OFF + 4 * cp + 1 + j] = pool[v + j]
+
+
+@inline_kernel
+def _identity_rule(units, pool, base, c):
+    """Whether the rule of the ASCII byte c, whose node has its children at ``base``, writes c
+    itself and no longer rule starts with c: then c is copied as if it had no rule (older
+    ``nmt_nfkc`` charsmaps map ' ' to ' ', which kept every model using them off the 8-byte
+    ASCII step: 2026-12-04, tflite-support's model, English normalizing 2.4x slower)."""
+    if base < 0 or base >= units.shape[0]:
+        return False
+    for c2 in range(1, 256):
+        if _child(units, base, c2) >= 0:
+            return False
+    v = np.int64(units[base]) & 0x7FFFFFFF
+    return v + 1 < pool.shape[0] and pool[v] == c and pool[v + 1] == 0
 
 
 @kernel

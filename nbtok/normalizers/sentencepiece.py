@@ -20,7 +20,8 @@ charsmap cannot make the kernel read out of bounds.
 ``flags`` (int64[4]): add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces,
 treat_whitespace_as_suffix. ``cls`` (``byte_classes``) lets plain ASCII, plain spaces and the
 BMP characters whose rules are known ahead (``_plain_chars``) skip the rule lookup; every other
-byte takes the full step.
+byte takes the full step. A character that starts a user-defined symbol takes the full step
+(``byte_classes`` clears its flags); the others keep the fast paths of a model without them.
 """
 import numpy as np
 
@@ -32,6 +33,10 @@ SPACE0, SPACE1, SPACE2 = 0xE2, 0x96, 0x81  # U+2581 in UTF-8
 PLAIN_OFF = 256 + 128 * 256  # start of the per-code-point "no rule starts here" table in ``cls``
 ASCII_WORDS = PLAIN_OFF + 0x10000  # flag in ``cls``: printable ASCII words take the 8-byte step
 REPLACED_OFF = ASCII_WORDS + 1  # per code point: the length and bytes of its own rule (``_plain_chars``)
+UD_FIRST = REPLACED_OFF + 4 * 0x10000  # per byte: 1 if some user-defined symbol starts with it
+UD_ASCII = UD_FIRST + 256  # the number (0 to UD_ASCII_MAX) of printable ASCII bytes that start one, then they
+UD_ASCII_MAX = 8
+CLS_SIZE = UD_ASCII + 1 + UD_ASCII_MAX
 _ONES = np.uint64(0x0101010101010101)
 _HIGHS = np.uint64(0x8080808080808080)
 _BANGS = np.uint64(0x2121212121212121)  # '!' (0x21), the first printable byte after the space
@@ -277,16 +282,20 @@ def _quiet_block(text, pos, cls):
 
 
 @inline_kernel
-def _ascii_word(text, pos, end, out, n):
+def _ascii_word(text, pos, end, out, n, cls):
     """Copy the printable ASCII bytes (no space) from ``pos``, up to eight, with one 8-byte load
     and store: returns (pos, n, count). Needs ``pos + 8 <= end`` and ``n + 8 <= out.shape[0]``.
 
     A byte is out of the run if its high bit is set, it is below '!' or it is DEL (the three
     SWAR tests; each may also flag bytes above a flagged one, never below, so the lowest flag
-    is exact). A letter that starts compositions (class 3) is copied as is only before an
+    is exact), or it starts a user-defined symbol (``cls[UD_ASCII]``: a zero-byte test per such
+    byte, as exact). A letter that starts compositions (class 3) is copied as is only before an
     ASCII byte, so the byte before a non-ASCII one is left to the byte step."""
     x = load8(text, pos)
     stop = (x | ((x - _BANGS) & ~x) | (x + _ONES)) & _HIGHS
+    for j in range(cls[np.uint64(UD_ASCII)]):
+        t = x ^ (np.uint64(cls[np.uint64(UD_ASCII + 1 + j)]) * _ONES)
+        stop |= (t - _ONES) & ~t & _HIGHS
     k = np.int64(lowest_bit(stop) >> np.uint64(3)) if stop != 0 else 8
     if pos + k < end and text[np.uint64(pos + k)] >= 0x80:
         k -= 1
@@ -296,7 +305,7 @@ def _ascii_word(text, pos, end, out, n):
 
 
 @inline_kernel
-def plain_run(text, pos, end, cls, no_ud, escape, remove_extra, is_prev_space, out, n):
+def plain_run(text, pos, end, cls, escape, remove_extra, is_prev_space, out, n):
     """The normalizer's fast path: from ``pos``, copy into ``out`` at ``n`` every byte that needs
     no rule lookup (plain ASCII, plain spaces, BMP characters that no rule starts with: see
     ``byte_classes``), up to the first byte that needs the full step or ``end``. ``out`` has
@@ -308,7 +317,7 @@ def plain_run(text, pos, end, cls, no_ud, escape, remove_extra, is_prev_space, o
     while pos < end:
         c = text[np.uint64(pos)]
         if words and c > 0x20 and c < 0x7F and pos + 8 <= end and n + 8 <= out.shape[0]:
-            pos, n, k8 = _ascii_word(text, pos, end, out, n)
+            pos, n, k8 = _ascii_word(text, pos, end, out, n, cls)
             if k8 > 0:
                 is_prev_space = False
                 if pos < end and text[np.uint64(pos)] == 0x20:  # the space after a word, the common case
@@ -329,7 +338,7 @@ def plain_run(text, pos, end, cls, no_ud, escape, remove_extra, is_prev_space, o
             is_prev_space = remove_extra
             pos += 1
             continue
-        if not (c >= 0xC0 and c < 0xF0 and no_ud and pos + 1 < end):
+        if not (c >= 0xC0 and c < 0xF0 and pos + 1 < end):
             break
         if pos + 9 <= end and n + 8 <= out.shape[0]:
             k6 = _quiet_block(text, pos, cls)
@@ -401,13 +410,12 @@ def normalize_into(text, start, end, units, pool, root_ok, ud_bc, ud_value, flag
     if add_dummy and not ws_suffix:
         n = _emit_space(out, n, escape)
     is_prev_space = remove_extra
-    no_ud = ud_bc.shape[0] == 0
     while pos < end:
-        pos, n, is_prev_space = plain_run(text, pos, end, cls, no_ud, escape, remove_extra, is_prev_space, out, n)
+        pos, n, is_prev_space = plain_run(text, pos, end, cls, escape, remove_extra, is_prev_space, out, n)
         if pos >= end:
             break
         c = text[pos]
-        if c >= 0x80 and no_ud and not root_ok[c]:
+        if c >= 0x80 and not root_ok[c] and cls[np.uint64(UD_FIRST + c)] == 0:
             # no rule and no user-defined symbol starts here: one valid character is copied
             # (the output bytes never exceed the input bytes, so the room invariant holds)
             ln = utf8_char_len(text, pos, end)

@@ -2,8 +2,8 @@
 
 The merge loop itself is ``models.bpe.merge``'s (array heap + linked list), the same kernel as
 byte-level BPE, over the same kind of merge table, on one of two paths: symbol by symbol
-(``bpe_merge``, here: models with user-defined symbols or whitespace as suffix, BPE-dropout,
-offsets) or the word loop with its word cache (``merge_piece``, in ``models.bpe.sentencepiece_words``:
+(``bpe_merge``, here: models with whitespace as suffix or pieces that cross a word start,
+BPE-dropout, offsets) or the word loop with its word cache (``merge_piece``, in ``models.bpe.sentencepiece_words``:
 every other model, when the hashed piece table can hold the vocabulary). SentencePiece
 BPE has no merges list: two adjacent symbols merge if their concatenation is a piece, with
 priority = that piece's score (higher first, ties to the smaller left index). So the merge

@@ -1,4 +1,5 @@
-"""SentencePiece BPE's fast path: a hashed piece table and the word loop with its word cache.
+"""SentencePiece BPE's fast path: a hashed piece table and the word loop with its word cache
+(between the user-defined symbols of a model that has some: ``words_between_symbols``).
 
 The trie costs more to build than the whole fast path needs: one hash table over the pieces,
 keyed by a polynomial hash H(s) = sum (s_i + 1) * B^(len - 1 - i) mod 2^64, a hit confirmed by
@@ -9,15 +10,17 @@ loop, ``models.bpe.merge.merge_piece``, with its ``filtered_table_pairs`` lookup
 P = (table int64[2 * cap] of (hash, offset << 32 | length << 20 | piece id, or -1),
      char_syms int32[BMP] (the initial symbol of each BMP character), piece_bytes,
      bigrams uint64[] (``build_bigrams``), the merge table's keys and values, its
-     ``models.bpe.merge.new_pair_filter``, kinds, split_left, split_right, has_unused, V)
+     ``models.bpe.merge.new_pair_filter``, kinds, split_left, split_right, has_unused, V,
+     joins uint8[256] (``build_joins``: the ASCII bytes after which U+2581 starts no word))
 """
 import numpy as np
 from numba import prange
 
 from ..._jit import batch_kernel, inline_kernel, kernel, leaf_kernel
 from .merge import LONG_PIECE, LOW32, filtered_table_pairs, merge_piece
-from ...normalizers.sentencepiece import (SPACE0, SPACE1, SPACE2, normalize, normalize_into, one_char_len,
-                                          utf8_char_len)
+from ...normalizers.sentencepiece import (SPACE0, SPACE1, SPACE2, UD_FIRST, normalize, normalize_into,
+                                          one_char_len, utf8_char_len)
+from ...kernels.trie import longest_prefix
 from ...kernels.ragged import worker_bytes
 from ...kernels.runqueue import runqueue_over
 from ..symbols import char_symbol, count_ids, finish_ids, place_ids
@@ -301,7 +304,7 @@ def new_word_cache(bits):
 def merge_word(P, text, a, b, S, out, o):
     """BPE of the word ``text[a:b]`` through ``models.bpe.merge.merge_piece``: symbols appended to
     ``out`` at ``o``; returns the new o."""
-    table, char_syms, piece_bytes, bigrams, map_keys, map_values, pair_filter, kinds, split_left, split_right, has_unused, V = P
+    table, char_syms, piece_bytes, bigrams, map_keys, map_values, pair_filter, kinds, split_left, split_right, has_unused, V = P[:12]
     wsyms, heap, prev, nxt, pair_at, queue, stack = S[2], S[3], S[4], S[5], S[6], S[7], S[8]
     m = word_symbols(table, char_syms, piece_bytes, V, text, a, b, wsyms)
     m = merge_piece(wsyms, m, heap, prev, nxt, pair_at, 0.0, queue, filtered_table_pairs, (map_keys, map_values, pair_filter))
@@ -322,17 +325,25 @@ def words_loop(P, text, a, n, S, tab, used, out, o):
     (its bytes), more than ``S``'s merge scratch holds, and nothing from ``a`` on is written:
     call again from ``a`` with a bigger scratch (``words_rest``)."""
     bigrams = P[3]
+    joins = P[12]
     mask = (tab.shape[0] // WORD_SLOT) - 1
     nbits = bigrams.shape[0] * 64
     cap = S[2].shape[0]
     while a < n:
-        # the word: a run of U+2581 (if any), then up to the next U+2581
+        # the word: a run of U+2581 (if any), then up to the next U+2581 that follows neither
+        # U+2581 nor a byte of ``joins``
         b = a
         while b + 2 < n and text[b] == SPACE0 and text[b + 1] == SPACE1 and text[b + 2] == SPACE2:
             b += 3
         if b == a:
             b = a + 1
-        while b < n and not (text[b] == SPACE0 and b + 2 < n and text[b + 1] == SPACE1 and text[b + 2] == SPACE2):
+        while b < n:
+            if text[b] == SPACE0 and b + 2 < n and text[b + 1] == SPACE1 and text[b + 2] == SPACE2:
+                if not joins[text[b - 1]]:
+                    break
+                while b + 2 < n and text[b] == SPACE0 and text[b + 1] == SPACE1 and text[b + 2] == SPACE2:
+                    b += 3  # (the run after a joining byte)
+                continue
             b += 1
         if b - a > WORD_BYTES and nbits > 0:
             sa = a
@@ -354,6 +365,70 @@ def words_loop(P, text, a, n, S, tab, used, out, o):
         o = _unit(P, text, a, b, S, tab, used, mask, out, o)
         a = b
     return o, n, 0
+
+
+@kernel
+def words_between_symbols(P, text, n, S, tab, used, ud_bc, ud_value, cls):
+    """``words_loop`` over ``text[:n]`` of a model with user-defined symbols: the initial split
+    (``models.bpe.sentencepiece.initial_symbols``) matches the longest user-defined symbol at
+    each character start it reaches (only where ``cls[UD_FIRST + byte]`` says one may start)
+    and freezes it, so no merge crosses it: the text between two matches goes through the word
+    loop (its words and their cache as without user-defined symbols), each match is its own
+    symbol. Symbols into ``S[1]``; returns their count."""
+    out = S[1]
+    o = 0
+    a = 0
+    p = 0
+    while p < n:
+        c = text[p]
+        if cls[UD_FIRST + np.int64(c)]:
+            uid, ln = longest_prefix(ud_bc, ud_value, text, p, n)
+            if ln > 0:
+                if p > a:
+                    o = _words_to(P, text, a, p, S, tab, used, o)
+                out[o] = uid
+                o += 1
+                p += ln
+                a = p
+                continue
+        p += one_char_len(c, n - p)
+    if n > a:
+        o = _words_to(P, text, a, n, S, tab, used, o)
+    return o
+
+
+@inline_kernel
+def _words_to(P, text, a, b, S, tab, used, o):
+    """``words_loop`` (then ``words_rest`` if needed) over ``text[a:b]``, symbols from ``o``."""
+    o, a, need = words_loop(P, text, a, b, S, tab, used, S[1], o)
+    if a < b:
+        o = words_rest(P, text, b, S, tab, used, o, a, need)
+    return o
+
+
+def build_joins(piece_bytes, piece_offsets, kinds):
+    """(ok, joins): ``joins[c]`` = 1 for each ASCII byte c that some NORMAL or UNUSED piece holds
+    just before a U+2581 (tabs and newlines before indentation in code models: '\\t▁▁▁'). The
+    word loop starts a word at each U+2581 that follows neither U+2581 nor such a byte: no piece
+    can span that position, so the words merge independently (``word_split_ok`` is the case of
+    no such byte). ok = False if a piece holds U+2581 after a byte >= 0x80 that does not end a
+    U+2581 (a character that is not ASCII). NumPy, not a kernel: it runs on every load, and a
+    kernel would add its compilation to the first call (issue 18)."""
+    joins = np.zeros(256, np.uint8)
+    pb = np.asarray(piece_bytes, np.uint8)
+    if pb.size < 4:
+        return True, joins
+    at = np.flatnonzero((pb[1:-2] == SPACE0) & (pb[2:-1] == SPACE1) & (pb[3:] == SPACE2)) + 1
+    piece = np.searchsorted(piece_offsets, at, side="right") - 1
+    keep = ((kinds[piece] == NORMAL) | (kinds[piece] == UNUSED)) & (at > piece_offsets[piece])
+    at, piece = at[keep], piece[keep]
+    after_space = (at - 3 >= piece_offsets[piece]) & (pb[np.maximum(at - 3, 0)] == SPACE0) \
+        & (pb[np.maximum(at - 2, 0)] == SPACE1) & (pb[at - 1] == SPACE2)
+    prev = pb[at[~after_space] - 1]
+    if np.any(prev >= 0x80):
+        return False, joins
+    joins[prev] = 1
+    return True, joins
 
 
 @inline_kernel
@@ -497,6 +572,27 @@ def encode_one_words(text, N, P, F):
 
 
 @kernel
+def encode_one_words_ud(text, N, P, F):
+    """``encode_one_words`` for a model with user-defined symbols (``words_between_symbols``): a
+    kernel of its own, so that the first call of every other model does not compile that loop."""
+    V, unk_id, byte_fallback, byte_ids, bos, eos = F
+    units, pool, root_ok, ud_bc, ud_value, flags, cls = N
+    size = text.shape[0]
+    normbuf, n = normalize(text, 0, size, units, pool, root_ok, ud_bc, ud_value, flags, cls,
+                           np.empty(3 * size + 8, np.uint8))
+    S = new_word_scratch(n, min(n, UNIT_SYMS))
+    bits = 4
+    while bits < 16 and (1 << bits) < n // 8:
+        bits += 1
+    tab, used = new_word_cache(bits if n > 256 else 0)
+    m = words_between_symbols(P, normbuf, n, S, tab, used, ud_bc, ud_value, cls)
+    syms = S[1]
+    out = np.empty(count_ids(syms, m, V, byte_fallback, bos, eos), np.int32)
+    finish_ids(syms, m, V, unk_id, byte_fallback, byte_ids, bos, eos, out, 0)
+    return out
+
+
+@kernel
 def symbols_one_words(text, N, P):
     """(symbols, normalized bytes) of ``text`` through the word loop."""
     units, pool, root_ok, ud_bc, ud_value, flags, cls = N
@@ -505,9 +601,12 @@ def symbols_one_words(text, N, P):
                            np.empty(3 * size + 8, np.uint8))
     S = new_word_scratch(n, min(n, UNIT_SYMS))
     tab, used = new_word_cache(0)
-    m, a, need = words_loop(P, normbuf, 0, n, S, tab, used, S[1], 0)
-    if a < n:
-        m = words_rest(P, normbuf, n, S, tab, used, m, a, need)
+    if ud_bc.shape[0] > 0:
+        m = words_between_symbols(P, normbuf, n, S, tab, used, ud_bc, ud_value, cls)
+    else:
+        m, a, need = words_loop(P, normbuf, 0, n, S, tab, used, S[1], 0)
+        if a < n:
+            m = words_rest(P, normbuf, n, S, tab, used, m, a, need)
     return S[1][:m].astype(np.int64), normbuf[:n].copy()
 
 
@@ -517,6 +616,7 @@ def encode_batch_words(buf, offsets, out_offsets, N, P, F, bounds, n_workers, ou
     each worker has its own word cache, warm from one of its chunks to the next."""
     units, pool, root_ok, ud_bc, ud_value, flags, cls = N
     Vf, unk_id, byte_fallback, byte_ids, bos, eos = F
+    has_ud = ud_bc.shape[0] > 0
     n_chunks = bounds.shape[0] - 1
     for w in prange(n_workers):
         S = new_word_scratch(1024, UNIT_SYMS)
@@ -538,9 +638,12 @@ def encode_batch_words(buf, offsets, out_offsets, N, P, F, bounds, n_workers, ou
                     normbuf, n = normalize(buf, offsets[d], offsets[d + 1], units, pool, root_ok, ud_bc, ud_value,
                                            flags, cls, S[0])
                     S = _fit_words(S, normbuf, n)
-                m, a, need = words_loop(P, S[0], 0, n, S, tab, filled, S[1], 0)
-                if a < n:  # a unit longer than the merge scratch (rare)
-                    m = words_rest(P, S[0], n, S, tab, filled, m, a, need)
+                if has_ud:
+                    m = words_between_symbols(P, S[0], n, S, tab, filled, ud_bc, ud_value, cls)
+                else:
+                    m, a, need = words_loop(P, S[0], 0, n, S, tab, filled, S[1], 0)
+                    if a < n:  # a unit longer than the merge scratch (rare)
+                        m = words_rest(P, S[0], n, S, tab, filled, m, a, need)
                 syms = S[1]
                 if hi - o >= 4 * m + 2:
                     k = finish_ids(syms, m, Vf, unk_id, byte_fallback, byte_ids, bos, eos, out, o) - o

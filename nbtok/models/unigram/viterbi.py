@@ -27,7 +27,7 @@ import numpy as np
 from numba import prange
 
 from ..._jit import batch_kernel, inline_kernel, kernel, leaf_kernel
-from .automaton import automaton_step
+from .automaton import MAX_LEN, automaton_step
 from ...normalizers.sentencepiece import SPACE0, SPACE1, SPACE2, normalize, normalize_into, one_char_len
 from ...kernels.trie import BASE_SHIFT, LABEL_MASK, LEAF, unit_child
 from ..symbols import char_symbol, count_ids, finish_ids, place_ids
@@ -200,8 +200,16 @@ def viterbi_automaton(norm, n, A, idsc, sc, sp, unk_score, V, best, start_at, no
     position's candidates (the pieces ending there, longest first, then the unknown character)
     taken in the order sentencepiece proposes them, so the first of the best wins as there.
     Needs valid UTF-8 pieces and text (the automaton's records assume it). Returns the number
-    of symbols, or -1 where sentencepiece would rebase the scores (|score| > SCORE_RESET, a
-    document of many thousand bytes): the caller then takes ``viterbi_words``.
+    of symbols, or -1 (the caller then takes ``viterbi_words``) where sentencepiece would rebase
+    the scores twice within ``MAX_LEN`` bytes.
+
+    Rebasing (|score| > SCORE_RESET at a start s, every ~10k pieces: a long document): where
+    sentencepiece subtracts best[s] from best[s] and from the candidates that the starts before s
+    proposed to the positions after s, a position e up to ``MAX_LEN`` bytes after s here takes
+    the best of its candidates from before s (its records run by increasing start), subtracts
+    best[s], and goes on with the candidates from s on: the same float32 values, compared in
+    the same order. (Until 2026-12-04 the whole document went back to ``viterbi_words``: the
+    long-document rows of docs/benchmarks.md, issue 26, +25% to +60% on the Unigram models.)
 
     Where no piece holds U+2581 past its first byte (``max_abs`` >= 0, ``word_cache_ok``), no
     piece crosses a word start: the state after a U+2581 is then that of U+2581 alone (``sp``,
@@ -225,10 +233,19 @@ def viterbi_automaton(norm, n, A, idsc, sc, sp, unk_score, V, best, start_at, no
     low10 = np.uint64(0x3FF)
     s = 0
     seg_end = 0 if (words[0].shape[0] > 0 and words_ok) else n + 1
+    r_pos = np.uint64(0)  # the last rebasing: its start, best[start] then, the end of its window
+    r_till = np.float32(0.0)
+    r_end = np.uint64(0)
     while s < n:
         till = best[np.uint64(s)]
         if till < -reset or till > reset:
-            return -1
+            if np.uint64(s) < r_end:
+                return -1
+            r_pos = np.uint64(s)
+            r_till = till
+            r_end = r_pos + np.uint64(MAX_LEN)
+            till = np.float32(till - till)
+            best[np.uint64(s)] = till
         if s >= seg_end:
             replayed, seg_end = _segment(norm, s, n, units, idsc, sc, unk_score, best, start_at, node_id, words,
                                          max_abs)
@@ -252,6 +269,9 @@ def viterbi_automaton(norm, n, A, idsc, sc, sp, unk_score, V, best, start_at, no
         bv = neg_inf
         bs = su
         bid = np.int32(-1)
+        if eu <= r_end:  # (a window after a rebasing: see the doc)
+            bv, bs, bid = _pull_rebased(rec, recf, best, t, t_end, eu, r_pos, r_till)
+            t = t_end
         while t < t_end:
             r = rec[t]
             a = eu - (np.uint64(r) & low10)
@@ -272,6 +292,32 @@ def viterbi_automaton(norm, n, A, idsc, sc, sp, unk_score, V, best, start_at, no
         node_id[eu] = bid
         s = np.int64(eu)
     return backtrack(norm, n, start_at, node_id, V, syms)
+
+
+@leaf_kernel
+def _pull_rebased(rec, recf, best, t, t_end, eu, r_pos, r_till):
+    """(best, start, piece) of position ``eu`` from its records ``rec[t:t_end]`` in a window after
+    a rebasing at ``r_pos`` (``viterbi_automaton``): the best candidate from before ``r_pos``
+    less ``r_till``, then the candidates from ``r_pos`` on (the records run by increasing start)."""
+    bv = np.float32(-np.inf)
+    bs = eu
+    bid = np.int32(-1)
+    crossed = False
+    while t < t_end:
+        r = rec[t]
+        a = eu - (np.uint64(r) & np.uint64(0x3FF))
+        if not crossed and a >= r_pos:
+            bv = np.float32(bv - r_till)
+            crossed = True
+        cand = best[a] + recf[t + np.uint64(1)]
+        if cand > bv:
+            bv = cand
+            bs = a
+            bid = r >> 10
+        t += np.uint64(2)
+    if not crossed:
+        bv = np.float32(bv - r_till)
+    return bv, bs, bid
 
 
 # ------------------------------------------------------------------ one document / a batch

@@ -306,6 +306,56 @@ def tokenizers_gpt2():
     return tok
 
 
+def tokenizers_cl100k_json():
+    """A tokenizer.json of cl100k_base for the peers that read only that format (tokie): HF
+    BPE whose merges are rebuilt from the shared ranks (the usual tiktoken -> HF conversion:
+    each token's last merge, found by running rank-BPE on its bytes), the cl100k split regex
+    then ``ByteLevel`` without its own regex. Written once to ``cache_dir()``."""
+    path = cache_dir() / "cl100k-tokenizer.json"
+    if path.is_file():
+        return path
+    tk = peer_or_skip("tokenizers")
+    from tokenizers import Regex, decoders, models, pre_tokenizers
+    from tiktoken.load import load_tiktoken_bpe
+    pattern = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+               r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s""")  # tiktoken's cl100k_base pat_str
+    ranks = load_tiktoken_bpe(str(model_path("cl100k_base.tiktoken")))
+    # GPT-2's bytes_to_unicode: printable bytes stand for themselves, the others for 256 + k
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    cs = bs[:]
+    for b in range(256):
+        if b not in bs:
+            cs.append(256 + len(bs) - len(cs) + (len(cs) - len(bs)) + sum(c >= 256 for c in cs))
+            bs.append(b)
+    byte_char = {b: chr(c) for b, c in zip(bs, cs)}
+    def show(token):
+        return "".join(byte_char[b] for b in token)
+    def last_merge(token, rank):
+        parts = [bytes([b]) for b in token]
+        while True:
+            best, at = None, None
+            for i in range(len(parts) - 1):
+                r = ranks.get(parts[i] + parts[i + 1])
+                if r is not None and r < rank and (best is None or r < best):
+                    best, at = r, i
+            if best is None:
+                return parts
+            parts[at:at + 2] = [parts[at] + parts[at + 1]]
+    merges = []
+    for token, rank in sorted(ranks.items(), key=lambda kv: kv[1]):
+        if len(token) > 1:
+            a, b = last_merge(token, rank)
+            merges.append((show(a), show(b)))
+    vocab = {show(t): r for t, r in ranks.items()}
+    tok = tk.Tokenizer(models.BPE(vocab, merges))
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(pattern), behavior="isolated", invert=False),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    tok.decoder = decoders.ByteLevel()
+    tok.save(str(path))
+    return path
+
+
 def nbtok_sentencepiece(model):
     """nbtok's SentencePiece model (``model``: a MODELS key or a path), or skip."""
     nbtok = nbtok_or_skip("nbtok")
@@ -318,3 +368,59 @@ def sentencepiece_processor(model):
     spm = peer_or_skip("sentencepiece")
     path = model if os.path.isfile(str(model)) else model_path(model)
     return spm.SentencePieceProcessor(model_file=str(path))
+
+
+# ------------------------------------------------------------------ short multilingual lines
+SHORT_LINE_SOURCES = ([f"xquad/xquad.{lang}.contexts.txt" for lang in
+                       ("ar", "de", "el", "en", "es", "hi", "ro", "ru", "th", "tr", "vi", "zh")]
+                      + ["bench/en_gutenberg.txt", "bench/ru_literature.txt", "bench/ja_aozora.txt",
+                         "bench/zh_classical_poetry.txt", "bench/multi_bible_nt.txt"])
+
+
+def cut_short(line, rnd, lo=40, hi=200):
+    """``line`` cut into pieces of ``lo..hi`` UTF-8 bytes (drawn from ``rnd``), at a space when
+    one is near the cut, else at a character boundary."""
+    data = line.encode()
+    out = []
+    s = 0
+    while s < len(data):
+        e = min(len(data), s + rnd.randint(lo, hi))
+        if e < len(data):
+            space = data.rfind(b" ", s + lo // 2, e)
+            if space > s:
+                e = space
+            while e < len(data) and (data[e] & 0xC0) == 0x80:
+                e += 1
+        out.append(data[s:e].decode())
+        s = e
+    return out
+
+
+def short_lines(max_bytes):
+    """A web-style multilingual mix of short lines (~85 bytes on average, ~41% ASCII bytes):
+    xquad paragraphs (12 languages), UDHR lines (every language) and bench lines, all cut into
+    pieces of 40-200 bytes and shuffled (fixed seed). At most ``max_bytes`` bytes."""
+    import random
+    rnd = random.Random(25)
+    corpora = data_dir() / "corpora"
+    pieces = []
+    sources = [corpora / f for f in SHORT_LINE_SOURCES] + sorted((corpora / "udhr").glob("udhr_*.txt"))
+    per_source = {p: 400_000 for p in sources[:12]}  # xquad: every paragraph
+    per_source.update({p: 500_000 for p in sources[13:17]})  # bench: 500 KB each,
+    per_source[sources[12]] = 50_000  # English 50 KB (English is in xquad and UDHR too)
+    per_source.update({p: 12_000 for p in sources[17:]})  # UDHR: the first 12 KB of each text
+    for path in sources:
+        text = path.read_bytes()[:per_source[path]].decode("utf-8", "ignore")
+        for line in text.split("\n"):
+            line = line.strip()
+            if line:
+                pieces.extend(cut_short(line, rnd))
+    rnd.shuffle(pieces)
+    docs, total = [], 0
+    for p in pieces:
+        n = len(p.encode())
+        if total + n > max_bytes:
+            break
+        docs.append(p)
+        total += n
+    return docs

@@ -1,8 +1,9 @@
 """Byte-level BPE encode throughput (GPT-2 ranks), nbtok side by side with its peers.
 
-Documents are the lines of 4 MB of English (en_gutenberg) and of a 4 MB multilingual mix
-(Russian, Japanese, Chinese, Bible translations). ``time_encode_batch`` times one batch call
-per library and thread count; ``track_mbps`` reports MB/s and ``track_ratio`` nbtok's speed
+Documents are the lines of 4 MB of English (en_gutenberg), of a 4 MB multilingual mix
+(Russian, Japanese, Chinese, Bible translations) and 4 MB of short multilingual lines
+(``_common.short_lines``: xquad, UDHR and bench lines cut to ~82 bytes, 41% ASCII; issue
+25). ``time_encode_batch`` times one batch call per library and thread count; ``track_mbps`` reports MB/s and ``track_ratio`` nbtok's speed
 over each peer's, measured in the same setup.
 """
 import os
@@ -11,12 +12,15 @@ from . import _common as common
 
 MB = 4_000_000
 CORPORA = {"english": ["en_gutenberg"],
-           "multilingual": ["ru_literature", "ja_aozora", "zh_classical_poetry", "multi_bible_nt"]}
+           "multilingual": ["ru_literature", "ja_aozora", "zh_classical_poetry", "multi_bible_nt"],
+           "short_lines": None}
 PEERS = ["tiktoken", "tokenizers", "tokie"]
 
 
 def documents(corpus):
     names = CORPORA[corpus]
+    if names is None:
+        return common.short_lines(MB)
     docs = []
     for name in names:
         docs.extend(common.read_corpus(name, MB // len(names)).split("\n"))
@@ -47,7 +51,7 @@ def batch_encoder(library, threads):
 
 
 class EncodeBatch:
-    params = (["english", "multilingual"], ["nbtok"] + PEERS, [1, 2])
+    params = (list(CORPORA), ["nbtok"] + PEERS, [1, 2])
     param_names = ["corpus", "library", "threads"]
     timeout = 600
     repeat = (1, 5, 30.0)
@@ -64,7 +68,7 @@ class EncodeBatch:
 
 class Ratios:
     """nbtok's throughput over each peer's (same documents, same thread count, same process)."""
-    params = (["english", "multilingual"], PEERS + ["tiktoken_2threads"])
+    params = (list(CORPORA), PEERS + ["tiktoken_2threads"])
     param_names = ["corpus", "peer"]
     timeout = 900
     unit = "x"

@@ -3,8 +3,11 @@
     python scripts/bench_bytelevel.py [--mb 8] [--threads 1 2]
 
 Prints MB/s per library and corpus and nbtok's ratio to each peer, for GPT-2 ranks (tiktoken,
-HF tokenizers, tokie) and cl100k ranks (tiktoken, bpe-openai), then the worst-case inputs of
-issue 2 and the cold start. Every measurement runs in its own subprocess with the thread
+HF tokenizers, tokie) and cl100k ranks (tiktoken, bpe-openai, tokie from a converted
+tokenizer.json, ``_common.tokenizers_cl100k_json``), on three corpora (English lines, the
+long-document multilingual mix, and ``_common.short_lines``: short multilingual lines), then
+the worst-case inputs of issue 2 and the cold start. ``--ranks``, ``--corpora`` and
+``--libs`` pick a subset; ``--no-extras`` skips the worst cases and the cold start. Every measurement runs in its own subprocess with the thread
 count fixed before the library loads (RAYON_NUM_THREADS for the Rust peers; for 1 thread the
 subprocess is also pinned to one CPU, as tokie sizes its pool by the CPUs it may use), and
 takes the best of three passes over the corpus. Corpora come from $NBTOK_SHARED_DATA or
@@ -25,8 +28,9 @@ sys.path.insert(0, str(ROOT))
 MULTI = ["bench/ru_literature.txt", "bench/ja_aozora.txt", "bench/zh_classical_poetry.txt",
          "bench/multi_bible_nt.txt"] + [f"xquad/xquad.{l}.contexts.txt" for l in
                                         ("ar", "de", "el", "es", "hi", "ro", "ru", "th", "tr", "vi", "zh")]
-CORPORA = {"english": ["bench/en_gutenberg.txt"], "multilingual": MULTI}
-LIBS = {"gpt2": ["nbtok", "tiktoken", "tokenizers", "tokie"], "cl100k": ["nbtok", "tiktoken", "bpe-openai"]}
+CORPORA = {"english": ["bench/en_gutenberg.txt"], "multilingual": MULTI,
+           "short_lines": None}  # asv_benchmarks/_common.short_lines: ~82-byte lines, 41% ASCII
+LIBS = {"gpt2": ["nbtok", "tiktoken", "tokenizers", "tokie"], "cl100k": ["nbtok", "tiktoken", "bpe-openai", "tokie"]}
 
 
 def data_dir():
@@ -37,6 +41,9 @@ def data_dir():
 def corpus_docs(name, mb):
     """The corpus as lines (documents), at most ``mb`` MB, spread evenly over its files."""
     files = CORPORA[name]
+    if files is None:
+        import _common  # asv_benchmarks/_common.py
+        return _common.short_lines(int(mb * 1e6))
     per_file = int(mb * 1e6 / len(files))
     docs = []
     for f in files:
@@ -75,11 +82,15 @@ def encoder(lib, ranks, threads):
     if lib == "tokie":
         import tempfile
         import tokie
-        from tokenizers import Tokenizer, models as m, pre_tokenizers
-        tok = Tokenizer(m.BPE.from_file(str(models / "gpt2" / "vocab.json"), str(models / "gpt2" / "merges.txt")))
-        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-        path = Path(tempfile.mkdtemp()) / "tokenizer.json"
-        tok.save(str(path))
+        if ranks == "gpt2":
+            from tokenizers import Tokenizer, models as m, pre_tokenizers
+            tok = Tokenizer(m.BPE.from_file(str(models / "gpt2" / "vocab.json"), str(models / "gpt2" / "merges.txt")))
+            tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+            path = Path(tempfile.mkdtemp()) / "tokenizer.json"
+            tok.save(str(path))
+        else:  # cl100k: a tokenizer.json converted from the ranks (ids identical to tiktoken's)
+            import _common  # asv_benchmarks/_common.py
+            path = _common.tokenizers_cl100k_json()
         tt = tokie.Tokenizer.from_json(str(path))
         return lambda docs: tt.encode_batch_flat(docs)
     if lib == "bpe-openai":
@@ -160,6 +171,10 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--mb", type=float, default=8.0, help="MB of text per corpus (default 8)")
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--ranks", nargs="+", default=list(LIBS), help="gpt2 and/or cl100k")
+    parser.add_argument("--corpora", nargs="+", default=list(CORPORA))
+    parser.add_argument("--libs", nargs="+", default=None, help="only these libraries (default all)")
+    parser.add_argument("--no-extras", action="store_true", help="skip the worst cases and the cold start")
     parser.add_argument("--worker", nargs=5)
     args = parser.parse_args()
     if args.worker:
@@ -167,8 +182,9 @@ def main():
         print(worker(lib, ranks, corpus, int(threads), float(mb)))
         return
     print(f"# byte-level BPE encode, MB/s (best of 3), {args.mb:g} MB per corpus, {os.cpu_count()} cores")
-    for ranks, libs in LIBS.items():
-        for corpus in CORPORA:
+    for ranks in args.ranks:
+        libs = [lib for lib in LIBS[ranks] if args.libs is None or lib in args.libs]
+        for corpus in args.corpora:
             for threads in args.threads:
                 results = {}
                 for lib in libs:
@@ -180,6 +196,8 @@ def main():
                 ratios = "  ".join(f"x{base / v:.1f} vs {lib}" for lib, v in results.items()
                                    if v and lib != "nbtok" and base)
                 print(f"{ranks:7s} {corpus:12s} {threads} thr | {cells} | {ratios}")
+    if args.no_extras:
+        return
     print("\n# worst case (GPT-2 ranks, one thread): seconds for 100 KB and 1 MB, and their ratio")
     for kind, t1, t2, r in worst_case():
         print(f"{kind:8s} 100KB {t1 * 1e3:7.1f} ms   1MB {t2 * 1e3:7.1f} ms   ratio {r:5.1f}")

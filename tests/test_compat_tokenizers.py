@@ -371,6 +371,19 @@ def test_bpe_trainer_object_and_limits(tmp_path):
         ours.Tokenizer(ours.models.WordLevel({"a": 0}, unk_token="a")).train_from_iterator(["a"])
 
 
+def test_compat_transformers_refuses_transformers_5(monkeypatch, tmp_path):
+    """transformers 5 builds its tokenizers from HF tokenizers' components in each model's code:
+    a clear NotImplementedError, not an AttributeError from inside transformers."""
+    import sys
+    import types
+    from nbtok.compat import transformers as compat_transformers
+    fake = types.ModuleType("transformers")
+    fake.__version__ = "5.20.0"
+    monkeypatch.setitem(sys.modules, "transformers", fake)
+    with pytest.raises(NotImplementedError, match="transformers<5"):
+        compat_transformers.AutoTokenizer.from_pretrained(str(tmp_path))
+
+
 def _build_both(lib):
     m = lib.models
     t = lib.Tokenizer(m.WordPiece({"[UNK]": 0, "[CLS]": 1, "[SEP]": 2, "hello": 3, "world": 4, "##s": 5, "!": 6, "wor": 7},

@@ -34,6 +34,12 @@ def _transformers():
     except ImportError as e:
         raise ImportError("nbtok.compat.transformers needs the transformers package (an optional extra: "
                           f"pip install 'nbtok[transformers]'): {e}") from None
+    major = str(getattr(transformers, "__version__", "0")).split(".")[0]
+    if not major.isdigit() or int(major) >= 5:
+        raise NotImplementedError(
+            f"nbtok.compat.transformers runs on transformers 4 (4.40 to 4.57); transformers "
+            f"{transformers.__version__} builds its tokenizers from HF tokenizers' components in each model's "
+            "own code, which nbtok does not replace: install transformers<5, or use nbtok.compat.tokenizers")
     return transformers
 
 
@@ -55,6 +61,7 @@ def nbtok_backend():
     ``tokenizer.json`` is read by ``nbtok.compat.tokenizers.Tokenizer``, and converting slow
     tokenizer files (done with HF tokenizers) raises NotImplementedError. Every other decision
     (which class, which files, which settings) stays transformers' own."""
+    _transformers()
     import transformers.tokenization_utils_fast as fast
     from .tokenizers import Tokenizer
     with _SWAP:

@@ -22,7 +22,7 @@ practice (250k keys in a fraction of a second).
 """
 import numpy as np
 
-from .._jit import kernel, leaf_kernel
+from .._jit import inline_kernel, kernel, leaf_kernel
 
 MAX_TRIALS = 8
 
@@ -354,6 +354,16 @@ def common_prefix_search(bc, value, text, start, end, out_ids, out_lens):
             out_lens[n] = i + 1 - start
             n += 1
     return n
+
+
+@inline_kernel
+def bc_child(bc, value, node, c):
+    """The child of ``node`` labelled ``c`` in the base/check trie ``bc``, or -1 (a cell outside
+    the trie included)."""
+    nx = bc[2 * node] + c
+    if nx < 0 or nx >= value.shape[0] or bc[2 * nx + 1] != node:
+        return -1
+    return nx
 
 
 @leaf_kernel

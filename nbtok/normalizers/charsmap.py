@@ -11,6 +11,7 @@ for loaders that must know that (``models.hf_fused_spm``).
 import numpy as np
 
 from .._jit import inline_kernel, kernel
+from ..kernels.trie import bc_child
 from .sentencepiece import ASCII_WORDS, CLS_SIZE, PLAIN_OFF, REPLACED_OFF, UD_ASCII, UD_ASCII_MAX, UD_FIRST, _offset
 
 MAX_KEY = 64        # longest rule source read back, in bytes
@@ -82,15 +83,6 @@ def byte_classes(units, pool, root_ok, ud_bc, ud_value):
     return cls
 
 
-@inline_kernel
-def _ud_child(ud_bc, ud_value, node, c):
-    """The user-defined trie's child of ``node`` labelled c (``kernels.trie``), or -1."""
-    nx = ud_bc[2 * node] + c
-    if nx < 0 or nx >= ud_value.shape[0] or ud_bc[2 * nx + 1] != node:
-        return -1
-    return nx
-
-
 @kernel
 def _ud_chars(ud_bc, ud_value, cls):
     """``cls[UD_FIRST + c]`` per first byte of a user-defined symbol, and flags 1, 2, 8 and 16
@@ -99,21 +91,21 @@ def _ud_chars(ud_bc, ud_value, cls):
     if ud_bc.shape[0] == 0:
         return
     for c in range(256):
-        if _ud_child(ud_bc, ud_value, 0, c) >= 0:
+        if bc_child(ud_bc, ud_value, 0, c) >= 0:
             cls[UD_FIRST + c] = 1
     for cp in range(0x80, 0x10000):
         if 0xD800 <= cp < 0xE000:
             continue
         if cp < 0x800:
-            node = _ud_child(ud_bc, ud_value, 0, 0xC0 | (cp >> 6))
+            node = bc_child(ud_bc, ud_value, 0, 0xC0 | (cp >> 6))
             if node >= 0:
-                node = _ud_child(ud_bc, ud_value, node, 0x80 | (cp & 0x3F))
+                node = bc_child(ud_bc, ud_value, node, 0x80 | (cp & 0x3F))
         else:
-            node = _ud_child(ud_bc, ud_value, 0, 0xE0 | (cp >> 12))
+            node = bc_child(ud_bc, ud_value, 0, 0xE0 | (cp >> 12))
             if node >= 0:
-                node = _ud_child(ud_bc, ud_value, node, 0x80 | ((cp >> 6) & 0x3F))
+                node = bc_child(ud_bc, ud_value, node, 0x80 | ((cp >> 6) & 0x3F))
             if node >= 0:
-                node = _ud_child(ud_bc, ud_value, node, 0x80 | (cp & 0x3F))
+                node = bc_child(ud_bc, ud_value, node, 0x80 | (cp & 0x3F))
         if node >= 0:
             cls[PLAIN_OFF + cp] &= 4
 

@@ -42,7 +42,7 @@ class BpeTrainer(Trainer):
 
     def __init__(self, vocab_size=30000, min_frequency=0, show_progress=True, special_tokens=(),
                  limit_alphabet=None, initial_alphabet=(), continuing_subword_prefix=None,
-                 end_of_word_suffix=None, max_token_length=None, words=None):
+                 end_of_word_suffix=None, max_token_length=None):
         self.vocab_size = vocab_size
         self.min_frequency = min_frequency
         self.show_progress = show_progress

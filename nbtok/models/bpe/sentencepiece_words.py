@@ -551,8 +551,9 @@ def _unit(P, text, a, b, S, tab, used, mask, out, o):
 
 
 @kernel
-def encode_one_words(text, N, P, F):
-    V, unk_id, byte_fallback, byte_ids, bos, eos = F
+def _one_doc_words(text, N):
+    """(normalized bytes, their length, word scratch, word cache) for one document of the word
+    loop, the cache sized by the document."""
     units, pool, root_ok, ud_bc, ud_value, flags, cls = N
     size = text.shape[0]
     normbuf, n = normalize(text, 0, size, units, pool, root_ok, ud_bc, ud_value, flags, cls,
@@ -562,6 +563,13 @@ def encode_one_words(text, N, P, F):
     while bits < 16 and (1 << bits) < n // 8:
         bits += 1
     tab, used = new_word_cache(bits if n > 256 else 0)
+    return normbuf, n, S, tab, used
+
+
+@kernel
+def encode_one_words(text, N, P, F):
+    V, unk_id, byte_fallback, byte_ids, bos, eos = F
+    normbuf, n, S, tab, used = _one_doc_words(text, N)
     m, a, need = words_loop(P, normbuf, 0, n, S, tab, used, S[1], 0)
     if a < n:
         m = words_rest(P, normbuf, n, S, tab, used, m, a, need)
@@ -576,15 +584,8 @@ def encode_one_words_ud(text, N, P, F):
     """``encode_one_words`` for a model with user-defined symbols (``words_between_symbols``): a
     kernel of its own, so that the first call of every other model does not compile that loop."""
     V, unk_id, byte_fallback, byte_ids, bos, eos = F
-    units, pool, root_ok, ud_bc, ud_value, flags, cls = N
-    size = text.shape[0]
-    normbuf, n = normalize(text, 0, size, units, pool, root_ok, ud_bc, ud_value, flags, cls,
-                           np.empty(3 * size + 8, np.uint8))
-    S = new_word_scratch(n, min(n, UNIT_SYMS))
-    bits = 4
-    while bits < 16 and (1 << bits) < n // 8:
-        bits += 1
-    tab, used = new_word_cache(bits if n > 256 else 0)
+    ud_bc, ud_value, cls = N[3], N[4], N[6]
+    normbuf, n, S, tab, used = _one_doc_words(text, N)
     m = words_between_symbols(P, normbuf, n, S, tab, used, ud_bc, ud_value, cls)
     syms = S[1]
     out = np.empty(count_ids(syms, m, V, byte_fallback, bos, eos), np.int32)

@@ -11,7 +11,9 @@ the work of a merge step):
 
 * ``@leaf_kernel`` compiles without Numba's reference counting (``_nrt=False``): for helpers
   that only read and write the arrays they are given and allocate nothing (hash-map probes,
-  the heaps, the pre-tokenizer scanner, the merge loop). Calling one costs a plain call.
+  the heaps, the pre-tokenizer scanner, the merge loop). Calling one costs a plain call. Its
+  compilations have no wrapper for calls from Python (``_KernelOnlyDispatcher``); a call from
+  Python compiles and runs a twin that has one.
 * ``@inline_kernel`` inlines the helper into its caller's Numba IR (``inline="always"``).
 
 Fork safety
@@ -172,7 +174,58 @@ def batch_kernel(func):
     return BatchKernel(func)
 
 
-leaf_kernel = _one_specialisation_per_type(numba.njit(cache=True, nogil=True, _nrt=False))
+# ---------------------------------------------------------------------------------------------
+# leaf kernels: no reference counting, and no wrappers for calls from Python
+
+_leaf_options = dict(nopython=True, boundscheck=None, nogil=True, _nrt=False)
+
+
+class _KernelOnlyDispatcher(numba.core.registry.CPUDispatcher):
+    """A dispatcher whose compilations have neither the CPython wrapper (unboxing each argument
+    from a Python object, boxing the result) nor the C-callable one, so only kernels can call
+    them. Those wrappers were a large part of compiling a small helper: each of the ~30 leaf
+    kernels of a first GPT-2 ``encode`` compiled one, and the README's first command from empty
+    caches took 12.7 s with them, 10.8 s without (2026-12-04, quiet 2-core VM; docs/benchmarks.md,
+    "First run and short calls").
+
+    Calling a wrapper-less compilation from Python would crash the interpreter, so a call from
+    Python goes to ``python_twin``: the same function compiled with the wrappers (its own entry in
+    Numba's cache, compiled on the first such call: tests, and the few Python callers)."""
+
+    _python_twin = None
+
+    @property
+    def python_twin(self):
+        if self._python_twin is None:
+            func = self.py_func
+            twin = _renamed_copy(func, "__py")
+            twin.__name__ = func.__name__  # the qualname keys the cache; the name stays
+            self._python_twin = _one_specialisation_per_type(numba.njit(cache=True, **_leaf_options))(twin)
+        return self._python_twin
+
+    def __call__(self, *args, **kws):
+        return self.python_twin(*args, **kws)
+
+
+def _kernel_only(func):
+    if numba.config.DISABLE_JIT:
+        return func
+    dispatcher = _KernelOnlyDispatcher(py_func=func, locals={}, targetoptions=dict(
+        _leaf_options, no_cpython_wrapper=True, no_cfunc_wrapper=True))
+    dispatcher.enable_caching()
+    return dispatcher
+
+
+leaf_kernel = _one_specialisation_per_type(_kernel_only)
+
+
+def entry_point(dispatcher, args):
+    """The compiled function that Python may call directly with ``args`` (the types they have)
+    once ``dispatcher(*args)`` has compiled or loaded it, or None: the overload of a leaf
+    kernel's ``python_twin``, since its own compilations have no wrapper for Python."""
+    dispatcher = getattr(dispatcher, "python_twin", dispatcher)
+    cres = dispatcher.overloads.get(tuple(numba.typeof(a) for a in args))
+    return None if cres is None else cres.entry_point
 inline_kernel = numba.njit(cache=True, nogil=True, inline="always")
 
 
@@ -256,7 +309,7 @@ class EntryPoints:
             return ep(*args)
         res = dispatcher(*args)
         if self.enabled and all(a.flags.c_contiguous for a in args if hasattr(a, "flags")):
-            cres = dispatcher.overloads.get(tuple(numba.typeof(a) for a in args))
-            if cres is not None:
-                self._eps[dispatcher] = cres.entry_point
+            ep = entry_point(dispatcher, args)
+            if ep is not None:
+                self._eps[dispatcher] = ep
         return res

@@ -14,6 +14,7 @@ from importlib import resources
 import numba
 import numpy as np
 
+from .._jit import entry_point
 from .. import arraycache
 from ..formats.gpt2 import alphabet_bytes, bytes_to_token
 from .bpe import bytelevel as K
@@ -316,9 +317,9 @@ class ByteLevelBPE:
             self._long_pieces = True
             kernel = K.encode_long_doc
             n = kernel(*args)
-        cres = kernel.overloads.get(tuple(numba.typeof(a) for a in args))
-        if cres is not None:
-            self._encode_ep = cres.entry_point
+        ep = entry_point(kernel, args)
+        if ep is not None:
+            self._encode_ep = ep
         return n
 
     def _doc_scratch(self, n):

@@ -13,7 +13,7 @@ reserved. USER_DEFINED pieces also pass through the normalizer untouched.
 import numba
 import numpy as np
 
-from .._jit import EntryPoints, thread_limit
+from .._jit import EntryPoints, entry_point, thread_limit
 from ..formats.sentencepiece_model import (BPE, BYTE, CHAR, CONTROL, NORMAL, UNIGRAM, UNKNOWN, UNUSED,
                                            USER_DEFINED, WORD, ModelProtoData, read_model_file, read_model_proto,
                                            write_model_proto)
@@ -423,10 +423,7 @@ class SentencePieceModel(Regularization, Decoding, Offsets):
             if _FAST_CALL and self._encode_into is None:
                 probe = np.empty(8, np.int32)
                 kuni.encode_blob_into(b"", self._blob, probe)
-                cres = kuni.encode_blob_into.overloads.get(
-                    (numba.typeof(b""), numba.typeof(self._blob), numba.typeof(probe)))
-                if cres is not None:
-                    self._encode_into = cres.entry_point
+                self._encode_into = entry_point(kuni.encode_blob_into, (b"", self._blob, probe))
             return res
         if self.fast_words:
             kern = kwbpe.encode_one_words_ud if self.ud_trie[0].size else kwbpe.encode_one_words

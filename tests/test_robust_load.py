@@ -148,21 +148,17 @@ def test_long_token_encodes_as_one_id(files):
 
 
 def test_prefix_hashes_match_hash_bytes():
-    """``fnv_step`` / ``fnv_finish`` in a kernel give ``hash_bytes`` of every prefix."""
-    import numba
-    from nbtok.kernels.hashmap import FNV_OFFSET, fnv_finish, fnv_step, hash_bytes
-
-    @numba.njit
-    def prefix_hashes(data):
-        out = np.empty(data.shape[0], np.int64)
-        h = FNV_OFFSET
-        for k in range(data.shape[0]):
-            h = fnv_step(h, data[k])
-            out[k] = fnv_finish(h, k + 1)
-        return out
+    """The NumPy hashes of every prefix (``hashbuild.fnv_spans`` keeping the state after each
+    byte) are the kernel's ``hash_bytes`` of those prefixes."""
+    from nbtok.kernels import hashbuild as hb
+    from nbtok.kernels.hashmap import hash_bytes
 
     data = np.frombuffer(os.urandom(300), np.uint8)
-    assert prefix_hashes(data).tolist() == [hash_bytes(data, 0, k) for k in range(1, len(data) + 1)]
+    cuts = np.array([0, 1, 120, 121, 300])
+    prefixes = hb.fnv_spans(data, cuts[:-1], np.diff(cuts), keep_prefixes=True)[1]
+    for s, e in zip(cuts[:-1], cuts[1:]):
+        lengths = np.arange(1, e - s + 1)
+        assert hb.fnv_finish(prefixes[s:e], lengths).tolist() == [hash_bytes(data, s, s + k) for k in lengths]
 
 
 if __name__ == "__main__":

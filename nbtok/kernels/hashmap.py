@@ -10,10 +10,13 @@
   buffer (``piece_bytes`` + ``piece_offsets``). A slot holds an id and the 64-bit hash of
   its bytes; a lookup compares the hash first and then the bytes, so a collision can never
   return a wrong id.
+
+The kernels read the maps; NumPy builds them (``kernels.hashbuild``, with the same hashes).
 """
 import numpy as np
 
-from .._jit import kernel, leaf_kernel
+from .._jit import leaf_kernel
+from . import hashbuild as hb
 from .swar import load8
 
 EMPTY = -1
@@ -39,20 +42,19 @@ def hash_bytes(buf, start, end):
     return mix64(np.int64(h >> np.uint64(1)) ^ np.int64(end - start))
 
 
-# hash_bytes in steps, for the hashes of every prefix of a string in one pass (kept apart
-# from hash_bytes, which the encoders call in their inner loops): fnv_finish(h, k) after k
-# fnv_steps from FNV_OFFSET is hash_bytes of those k bytes (tests/test_robust_load.py)
-FNV_OFFSET = np.uint64(0xCBF29CE484222325)
-
-
 @leaf_kernel
-def fnv_step(h, byte):
-    return (np.uint64(h) ^ np.uint64(byte)) * np.uint64(0x100000001B3)
-
-
-@leaf_kernel
-def fnv_finish(h, length):
-    return mix64(np.int64(np.uint64(h) >> np.uint64(1)) ^ np.int64(length))
+def fnv_run(buf, start, end, h, prefixes):
+    """FNV-1a from state ``h`` over ``buf[start:end]``: the state after the last byte, and the
+    state after each byte ``i`` in ``prefixes[i]`` when ``prefixes`` is not empty. For the
+    bytes of a long vocabulary token (``kernels.hashbuild.fnv_spans``)."""
+    h = np.uint64(h)
+    prime = np.uint64(0x100000001B3)
+    keep = prefixes.shape[0] > 0
+    for i in range(start, end):
+        h = (h ^ np.uint64(buf[i])) * prime
+        if keep:
+            prefixes[i] = h
+    return h
 
 
 def table_capacity(n):
@@ -95,36 +97,17 @@ def intmap_get(keys, values, key, default):
 
 
 def intmap_build(in_keys, in_values, capacity):
-    """Build a map from parallel arrays; on duplicate keys the first occurrence wins.
-    Returns the interleaved ``int64[capacity, 2]`` table.
-
-    The builders allocate their tables in NumPy and fill them in a kernel: each allocation
-    inside a kernel compiles NumPy's implementation for its dtype and shape, ~0.1-0.2 s apiece
-    on a first run (docs/benchmarks.md, "First run and short calls")."""
+    """Build a map from parallel arrays; on duplicate keys the first occurrence wins (and keys of
+    one home slot take their slots in the order given). Returns the interleaved
+    ``int64[capacity, 2]`` table. Built with NumPy (``kernels.hashbuild``)."""
+    first = hb.first_of_each(in_keys)
+    keys = in_keys[first]
+    slots = hb.probe_slots(hb.mix64(keys) & (capacity - 1), capacity)
     table = np.zeros((capacity, 2), np.int64)
     table[:, 0] = EMPTY
-    _intmap_fill(in_keys, in_values, table)
+    table[slots, 0] = keys
+    table[slots, 1] = in_values[first]
     return table
-
-
-@kernel
-def _intmap_fill(in_keys, in_values, table):
-    capacity = table.shape[0]
-    keys = table[:, 0]
-    values = table[:, 1]
-    mask = capacity - 1
-    for j in range(in_keys.shape[0]):
-        key = in_keys[j]
-        i = mix64(key) & mask
-        while True:
-            k = keys[i]
-            if k == EMPTY:
-                keys[i] = key
-                values[i] = in_values[j]
-                break
-            if k == key:
-                break
-            i = (i + 1) & mask
 
 
 class IntMap:
@@ -167,32 +150,16 @@ def bytesmap_build(piece_bytes, piece_offsets, capacity):
     """Index every piece of a ragged byte vocabulary; a repeated piece keeps its lowest id.
 
     Returns ``(slot_ids int32[cap], slot_hashes int64[cap])``; empty slots have id -1.
-    (Allocated here, filled by a kernel: see ``intmap_build``.)
-    """
+    Built with NumPy (``kernels.hashbuild``)."""
+    starts, lengths = hb.piece_spans(piece_offsets)
+    hashes = hb.hash_spans(piece_bytes, starts, lengths)
+    ids = hb.distinct_pieces(piece_bytes, piece_offsets, hashes)
+    slots = hb.probe_slots(hashes[ids] & (capacity - 1), capacity)
     slot_ids = np.full(capacity, -1, np.int32)
     slot_hashes = np.zeros(capacity, np.int64)
-    _bytesmap_fill(piece_bytes, piece_offsets, slot_ids, slot_hashes)
+    slot_ids[slots] = ids
+    slot_hashes[slots] = hashes[ids]
     return slot_ids, slot_hashes
-
-
-@kernel
-def _bytesmap_fill(piece_bytes, piece_offsets, slot_ids, slot_hashes):
-    mask = slot_ids.shape[0] - 1
-    n = piece_offsets.shape[0] - 1
-    for pid in range(n):
-        s = piece_offsets[pid]
-        e = piece_offsets[pid + 1]
-        h = hash_bytes(piece_bytes, s, e)
-        i = h & mask
-        while True:
-            other = slot_ids[i]
-            if other == -1:
-                slot_ids[i] = pid
-                slot_hashes[i] = h
-                break
-            if slot_hashes[i] == h and _same_bytes(piece_bytes, piece_offsets, other, piece_bytes, s, e):
-                break
-            i = (i + 1) & mask
 
 
 @leaf_kernel
@@ -209,14 +176,7 @@ def _same_bytes(piece_bytes, piece_offsets, pid, buf, start, end):
 @leaf_kernel
 def bytesmap_get(slot_ids, slot_hashes, piece_bytes, piece_offsets, buf, start, end):
     """Id of the piece equal to ``buf[start:end]``, or -1."""
-    return bytesmap_get_hashed(slot_ids, slot_hashes, piece_bytes, piece_offsets, buf, start, end,
-                               hash_bytes(buf, start, end))
-
-
-@leaf_kernel
-def bytesmap_get_hashed(slot_ids, slot_hashes, piece_bytes, piece_offsets, buf, start, end, h):
-    """``bytesmap_get`` given ``h = hash_bytes(buf, start, end)`` (computed by the caller, for
-    one pass over the prefixes of a string: ``fnv_step``)."""
+    h = hash_bytes(buf, start, end)
     mask = slot_ids.shape[0] - 1
     i = h & mask
     while True:
@@ -300,34 +260,32 @@ def short_key_hash(k0, k1, n):
 
 def shortmap_build(piece_bytes, piece_offsets, capacity):
     """``ShortMap`` table ``int64[capacity, 4]``: row = (k0, k1, length | id << 8, 0) for every
-    piece of 1..16 bytes; the key is stored in the row, so a lookup reads one cache line.
-    (Allocated here, filled by a kernel: see ``intmap_build``.)"""
+    piece of 1..16 bytes (``pack_key``; a repeated piece keeps its lowest id); the key is stored
+    in the row, so a lookup reads one cache line. Built with NumPy (``kernels.hashbuild``)."""
+    starts, lengths = hb.piece_spans(piece_offsets)
+    ids = np.flatnonzero((lengths >= 1) & (lengths <= SHORT_KEY_BYTES))
+    k0, k1 = packed_keys(piece_bytes, starts[ids], lengths[ids])
+    n = lengths[ids]
+    first = hb.first_of_each(np.stack([k0, k1, n], axis=1))
+    ids, k0, k1, n = ids[first], k0[first], k1[first], n[first]
+    h = (k0.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15) + k1.astype(np.uint64) * np.uint64(0xC2B2AE3D27D4EB4F)
+         + n.astype(np.uint64)) >> np.uint64(24)  # short_key_hash
+    slots = hb.probe_slots(h.astype(np.int64) & (capacity - 1), capacity)
     table = np.zeros((capacity, 4), np.int64)
-    _shortmap_fill(piece_bytes, piece_offsets, table)
+    table[slots, 0] = k0
+    table[slots, 1] = k1
+    table[slots, 2] = n | (ids << 8)
     return table
 
 
-@kernel
-def _shortmap_fill(piece_bytes, piece_offsets, table):
-    mask = table.shape[0] - 1
-    for pid in range(piece_offsets.shape[0] - 1):
-        s = piece_offsets[pid]
-        e = piece_offsets[pid + 1]
-        n = e - s
-        if n == 0 or n > SHORT_KEY_BYTES:
-            continue
-        k0, k1 = pack_key(piece_bytes, s, e)
-        i = short_key_hash(k0, k1, n) & mask
-        while True:
-            meta = table[i, 2]
-            if meta == 0:
-                table[i, 0] = k0
-                table[i, 1] = k1
-                table[i, 2] = n | (np.int64(pid) << 8)
-                break
-            if table[i, 0] == k0 and table[i, 1] == k1 and (meta & 255) == n:
-                break  # a repeated piece keeps its lowest id
-            i = (i + 1) & mask
+def packed_keys(buf, starts, lengths):
+    """``pack_key`` of each span of 0..16 bytes: two int64 arrays."""
+    col = np.arange(SHORT_KEY_BYTES)
+    inside = col < lengths[:, None]
+    at = np.where(inside, starts[:, None] + col, 0)
+    rows = np.where(inside, buf[at] if buf.shape[0] else 0, 0).astype(np.uint8)
+    words = np.ascontiguousarray(rows).view("<u8")
+    return words[:, 0].astype(np.int64), words[:, 1].astype(np.int64)
 
 
 @leaf_kernel

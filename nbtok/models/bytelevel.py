@@ -97,7 +97,7 @@ class ByteLevelBPE:
         special_tokens = dict(special_tokens or {})
         vocab, rank_of = build_vocab(piece_bytes, piece_offsets, ranks, special_tokens, where)
         keys, values = merge_table_from_ranks(vocab.piece_bytes, vocab.piece_offsets,
-                                                vocab.map.slot_ids, vocab.map.slot_hashes, rank_of)
+                                              vocab.map.slot_ids, vocab.map.slot_hashes, rank_of)
         byte_ids = byte_ids_of(piece_bytes, piece_offsets, ranks)
         return cls(vocab, keys, values, byte_ids, pattern, special_tokens, whole_piece=True)
 

@@ -177,7 +177,7 @@ def batch_kernel(func):
 # ---------------------------------------------------------------------------------------------
 # leaf kernels: no reference counting, and no wrappers for calls from Python
 
-_leaf_options = dict(nopython=True, boundscheck=None, nogil=True, _nrt=False)
+_leaf_options = dict(boundscheck=None, nogil=True, _nrt=False)  # njit sets nopython itself
 
 
 class _KernelOnlyDispatcher(numba.core.registry.CPUDispatcher):
@@ -211,7 +211,7 @@ def _kernel_only(func):
     if numba.config.DISABLE_JIT:
         return func
     dispatcher = _KernelOnlyDispatcher(py_func=func, locals={}, targetoptions=dict(
-        _leaf_options, no_cpython_wrapper=True, no_cfunc_wrapper=True))
+        _leaf_options, nopython=True, no_cpython_wrapper=True, no_cfunc_wrapper=True))
     dispatcher.enable_caching()
     return dispatcher
 

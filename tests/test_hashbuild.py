@@ -96,3 +96,19 @@ def test_pieces_of_one_hash_are_told_apart_by_their_bytes():
     found = hb.find_pieces(slot_ids, slot_hashes, both, offsets, starts, np.diff(q_offsets),
                            np.full(5, 12345, np.int64))
     assert found.tolist() == [1, 6, 0, -1, 3]
+
+
+def test_long_spans_compare_past_the_whole_array_steps():
+    """Spans longer than ``LONG_SPAN`` are compared (and hashed) past it too."""
+    rng = np.random.default_rng(3)
+    n = hb.LONG_SPAN + 300
+    a = rng.integers(0, 256, n, dtype=np.uint8)
+    b = a.copy()
+    b[hb.LONG_SPAN + 100] ^= 1  # differs only past the whole-array steps
+    buf = np.concatenate([a, a, b])
+    starts = np.array([0, n]), np.array([n, 2 * n])
+    lengths = np.array([n, n])
+    assert hb.spans_equal(buf, starts[0], starts[1], lengths).tolist() == [True, False]
+    hashes = hb.hash_spans(buf, np.array([0, n, 2 * n]), np.full(3, n))
+    assert hashes.tolist() == [hash_bytes(buf, s, s + n) for s in (0, n, 2 * n)]
+    assert hashes[0] == hashes[1] != hashes[2]

@@ -153,8 +153,8 @@ def test_prefix_hashes_match_hash_bytes():
     from nbtok.kernels import hashbuild as hb
     from nbtok.kernels.hashmap import hash_bytes
 
-    data = np.frombuffer(os.urandom(300), np.uint8)
-    cuts = np.array([0, 1, 120, 121, 300])
+    data = np.frombuffer(os.urandom(1300), np.uint8)
+    cuts = np.array([0, 1, 120, 121, 300, 1300])  # a span past hashbuild.LONG_SPAN goes through fnv_run
     prefixes = hb.fnv_spans(data, cuts[:-1], np.diff(cuts), keep_prefixes=True)[1]
     for s, e in zip(cuts[:-1], cuts[1:]):
         lengths = np.arange(1, e - s + 1)

@@ -41,6 +41,13 @@ def fnv_finish(state, length):
     return mix64((state >> U64(1)).astype(np.int64) ^ np.asarray(length, np.int64))
 
 
+def short_key_hash(k0, k1, n):
+    """``kernels.hashmap.short_key_hash`` of arrays of packed keys and their lengths."""
+    h = (np.asarray(k0).astype(U64) * U64(0x9E3779B97F4A7C15) + np.asarray(k1).astype(U64) * U64(0xC2B2AE3D27D4EB4F)
+         + np.asarray(n).astype(U64))
+    return (h >> U64(24)).astype(np.int64)
+
+
 LONG_SPAN = 512  # bytes of a span hashed or compared in whole-array steps; the rest span by span
 
 

@@ -268,9 +268,7 @@ def shortmap_build(piece_bytes, piece_offsets, capacity):
     n = lengths[ids]
     first = hb.first_of_each(np.stack([k0, k1, n], axis=1))
     ids, k0, k1, n = ids[first], k0[first], k1[first], n[first]
-    h = (k0.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15) + k1.astype(np.uint64) * np.uint64(0xC2B2AE3D27D4EB4F)
-         + n.astype(np.uint64)) >> np.uint64(24)  # short_key_hash
-    slots = hb.probe_slots(h.astype(np.int64) & (capacity - 1), capacity)
+    slots = hb.probe_slots(hb.short_key_hash(k0, k1, n) & (capacity - 1), capacity)
     table = np.zeros((capacity, 4), np.int64)
     table[slots, 0] = k0
     table[slots, 1] = k1

@@ -164,6 +164,34 @@ def test_unigram_flags_send_texts_stage_by_stage(unigram_pair):
     assert fused._flagged(buf, off).tolist() == [True] * len(flagged) + [False] * len(plain)
 
 
+def test_unigram_word_cache(unigram_pair):
+    """The batch kernel's word cache (``models.unigram.huggingface``) replays only what HF
+    computes: 300 KB of lines over more distinct words than the cache has slots (so words are
+    evicted and come back), words around the 32-byte limit, words of more than 8 pieces, and
+    Cyrillic and CJK words; compared word for word with HF, through one batch call."""
+    import random
+    from nbtok.models.unigram.huggingface import CACHE_IDS, CACHE_SLOTS, CACHE_WORD
+    ref, tok = unigram_pair
+    rng = random.Random(5)
+    words = sorted({w for line in fixture_lines() for w in line.split()})
+    words += ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(1, 12)))
+              for _ in range(2 * CACHE_SLOTS)]
+    words += ["x" * n for n in range(CACHE_WORD - 6, CACHE_WORD + 3)]   # (U+2581 is 3 of the bytes)
+    words += ["q.z!" * (CACHE_IDS // 2 + k) for k in range(4)]          # more than CACHE_IDS pieces
+    words += ["Привет", "мир", "日本語", "東京", "ёлка"]
+    lines, size = [], 0
+    while size < 300_000:
+        line = " ".join(rng.choice(words) for _ in range(rng.randint(1, 30)))
+        lines.append(line)
+        size += len(line.encode())
+    assert sum(len(ref.encode(w, add_special_tokens=False).ids) > CACHE_IDS for w in words[-9:-5]) == 4
+    bad = mismatches(ref, tok, lines[:400])
+    want = [e.ids for e in ref.encode_batch(lines)]
+    ids, off = tok.encode_batch_ragged(lines)
+    bad += [k for k in range(len(lines)) if ids[off[k]:off[k + 1]].tolist() != want[k]]
+    assert not bad, f"{len(bad)} of {len(lines)} lines differ, e.g. {[lines[k] for k in bad[:3]]!r}"
+
+
 def test_unigram_random_unicode(unigram_pair):
     hypothesis = pytest.importorskip("hypothesis")
     from hypothesis import strategies as st

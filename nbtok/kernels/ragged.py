@@ -101,6 +101,31 @@ def worker_bytes(offsets, bounds, w, n_workers):
 
 
 @kernel
+def wrap_rows(values, offsets, before, after):
+    """Each row of the ragged ``values`` (rows ``offsets``) between ``before`` and ``after``:
+    ``(values, offsets)`` of the new rows, in one pass (a template's special tokens around each
+    document's ids, or zeros around its offsets)."""
+    n = offsets.shape[0] - 1
+    p, s = before.shape[0], after.shape[0]
+    new_offsets = np.empty(n + 1, np.int64)
+    new_offsets[0] = 0
+    for d in range(n):
+        new_offsets[d + 1] = new_offsets[d] + (offsets[d + 1] - offsets[d]) + p + s
+    out = np.empty(new_offsets[n], values.dtype)
+    for d in range(n):
+        o = new_offsets[d]
+        for k in range(p):
+            out[o + k] = before[k]
+        o += p
+        for i in range(offsets[d], offsets[d + 1]):
+            out[o] = values[i]
+            o += 1
+        for k in range(s):
+            out[o + k] = after[k]
+    return out, new_offsets
+
+
+@kernel
 def pad_ragged(ids, offsets, width, pad_id, left):
     """``(matrix int32[n, width], mask int8[n, width], lengths int64[n])`` for rows no longer than
     ``width``; ``left`` puts the padding before the ids."""

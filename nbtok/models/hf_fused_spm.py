@@ -275,7 +275,7 @@ def _automaton(hf, pool):
     from ..kernels.trie import labelled_units
     from .unigram.viterbi import pack_lattice_trie
     from .unigram.words import lattice_utf8_ok
-    none = (np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32))
+    none = (np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int64), np.zeros(0, np.float64))
     bc, value = hf._G[0], hf._G[1]
     mv = hf.model_vocab
     if not lattice_utf8_ok(mv.piece_bytes, mv.piece_offsets, np.arange(len(hf.model_tokens)), pool):
@@ -284,7 +284,12 @@ def _automaton(hf, pool):
     if units.dtype != np.uint32:
         return none
     au, outs, rec = build_automaton(units, bc, pack_lattice_trie(value, hf.scores.astype(np.float32)))
-    return (au, outs, rec) if au.shape[0] else none
+    if not au.shape[0]:
+        return none
+    records = np.empty(rec.size, np.int64)   # (piece, HF's f64 score) per record
+    records[0::2] = rec[0::2]
+    records[1::2] = np.asarray(hf.scores, np.float64)[rec[0::2] >> 10].view(np.int64)
+    return au, outs, records, records.view(np.float64)
 
 
 class FusedSentencePiece:

@@ -435,27 +435,7 @@ class HuggingFaceModel:
             en2 = np.where((tt > 0) & (en >= tt), np.maximum(en - tt, st2), en)
             st, en = st2, en2
         if add_special_tokens and (post.prefix_ids.size or post.suffix_ids.size):
-            p, s = post.prefix_ids.size, post.suffix_ids.size
-            n_docs = doc_off.size - 1
-            counts = np.diff(doc_off) + p + s
-            new_off = np.zeros(n_docs + 1, np.int64)
-            np.cumsum(counts, out=new_off[1:])
-            total = int(new_off[-1])
-            nid = np.empty(total, np.int32)
-            nst = np.zeros(total, np.int64)
-            nen = np.zeros(total, np.int64)
-            doc_of = np.repeat(np.arange(n_docs), np.diff(doc_off))
-            dst = np.arange(ids.size) - doc_off[doc_of] + new_off[doc_of] + p
-            nid[dst] = ids
-            if st is not None:
-                nst[dst] = st
-                nen[dst] = en
-            for k in range(p):
-                nid[new_off[:-1] + k] = post.prefix_ids[k]
-            for k in range(s):
-                nid[new_off[1:] - s + k] = post.suffix_ids[k]
-            ids, doc_off = nid, new_off
-            st, en = (nst, nen) if st is not None else (None, None)
+            ids, st, en, doc_off = post.wrap(ids, st, en, doc_off)
         return ids, st, en, doc_off
 
     def encode_batch_with_offsets(self, texts, add_special_tokens=True, **opts):

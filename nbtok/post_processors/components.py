@@ -3,6 +3,7 @@ special tokens before and after the text, and ByteLevel's offset trimming."""
 import numpy as np
 
 from ..formats.gpt2 import bytes_to_unicode
+from ..kernels.ragged import wrap_rows
 from ..pipeline import unit_kernels as K
 from ..pipeline.unicode import hf_class_table
 from ..pipeline.units import int_id
@@ -74,6 +75,16 @@ class Post:
             self._set_template(pre, suf)
             return
         raise NotImplementedError(f"tokenizer.json post-processor {t!r} is not supported by nbtok")
+
+    def wrap(self, ids, starts, ends, doc_offsets):
+        """``(ids, starts, ends, doc_offsets)`` with the template's special tokens around each
+        document (offsets (0, 0) at them; ``starts`` / ``ends`` may be None)."""
+        new_ids, new_offsets = wrap_rows(ids, doc_offsets, self.prefix_ids, self.suffix_ids)
+        if starts is not None:
+            zeros = (np.zeros(self.prefix_ids.size, np.int64), np.zeros(self.suffix_ids.size, np.int64))
+            starts = wrap_rows(starts, doc_offsets, *zeros)[0]
+            ends = wrap_rows(ends, doc_offsets, *zeros)[0]
+        return new_ids, starts, ends, new_offsets
 
     def _set_template(self, pre, suf):
         self.prefix_ids = np.concatenate([self.prefix_ids, np.array(pre, np.int32)]).astype(np.int32)

@@ -6,12 +6,16 @@ normalizes as SentencePiece does, then cuts the text before every U+2581 and run
 (``models.hf_fused_spm`` says when the normalizations agree). This module runs that on a whole
 batch in one parallel call: the SentencePiece normalizer (``normalizers.sentencepiece.normalize_into``), the cut,
 and the best path of each word. A word's ids depend on its bytes alone, so each worker keeps
-the ids of the words it has seen (up to ``CACHE_SLOTS`` slots, direct-mapped by hash, the word's
-bytes compared on a hit; words up to ``CACHE_WORD`` bytes); with it a 1 MB batch of English
-(185,087 words) finds a best path for 24,153.
+the ids of the words it has seen in a two-way cache whose slot is one cache line: the word (up
+to ``CACHE_WORD`` bytes, as four int64) and its ids (up to ``CACHE_IDS``), in at most
+``CACHE_SLOTS`` slots (512 KB, which stays in a core's L2). On 1 MB of lines a worker replays
+the ids of 153,578 of 185,087 English words and 48,247 of 84,607 Russian ones (T5). (Until
+2026-12-04 the cache kept the words' bytes and ids apart from its slots, 5 MB in all: a hit
+cost three loads from memory, about what Russian words cost to encode, and the cache saved
+nothing there.)
 
 Model tuple ``H = (G, V, A)``: ``G`` as ``models.text_units.unigram_best_path``, ``A`` the Aho-Corasick
-automaton of its trie (``best_path_automaton``; empty arrays: the walk), ``V`` the vocabulary's
+automaton of its trie with each record's f64 score (``best_path_automaton``; empty arrays: the walk), ``V`` the vocabulary's
 ``BytesMap`` (slot_ids, slot_hashes, piece_bytes, piece_offsets), through which the text of a
 fused run of unknown characters is looked up, as HF does (it may be a piece). HF looks every
 piece up by its text; with no piece twice in the vocabulary (``hf_fused_spm`` checks) that is
@@ -21,112 +25,136 @@ import numpy as np
 from numba import prange
 
 from ..._jit import batch_kernel, kernel, leaf_kernel
-from ...kernels.hashmap import bytesmap_get, hash_bytes
+from ...kernels.hashmap import bytesmap_get, pack_word
 from .automaton import automaton_step
+from .words import next_space
 from ..text_units import _unigram_scratch, unigram_backtrack, unigram_best_path
 from ...normalizers.sentencepiece import SPACE0, SPACE1, SPACE2, normalize, normalize_into, one_char_len
 
-CACHE_SLOTS = 1 << 16   # at most, a worker's (2 MB of slots, 1 MB of word bytes, 2 MB of ids)
-CACHE_WORD = 64
+CACHE_SLOTS = 1 << 13   # at most, a worker's
+CACHE_WORD = 32   # bytes; a longer word takes the lattice each time
+CACHE_IDS = 8   # a word of more ids is not cached
+SLOT = 16   # int32 a slot: the word as 4 int64 (U+2581's bytes hold L | ids << 6), then its ids
+META = 0xFFFFFF
 
 
 @kernel
 def new_cache(n_bytes):
-    """An empty cache for a worker that encodes about ``n_bytes`` of text: (slots int64[k, 4]:
-    hash, bytes at, ids at, len << 32 | ids; bytes; ids; fill), k a power of two from 64 to
-    ``CACHE_SLOTS``, about a slot per 8 bytes (allocating and clearing the largest cache took
-    100 us, four times HF's encode of one sentence)."""
+    """An empty word cache for a worker that encodes about ``n_bytes`` of text: (int32 view,
+    int64 view) of ``SLOT`` int32 a slot, a slot per 64 bytes, a power of two from 64 (4 KB
+    for one sentence: clearing the largest cache costs more than encoding it) to
+    ``CACHE_SLOTS``, in sets of two. An empty slot holds L = 0, which no word has."""
     k = 64
-    while k < CACHE_SLOTS and 8 * k < n_bytes:
+    while k < CACHE_SLOTS and 64 * k < n_bytes:
         k *= 2
-    slots = np.zeros((k, 4), np.int64)
-    slots[:, 0] = -1
-    return slots, np.empty(16 * k, np.uint8), np.empty(8 * k, np.int32), np.zeros(2, np.int64)
+    w32 = np.zeros(SLOT * k, np.int32)
+    return w32, w32.view(np.int64)
 
 
 @leaf_kernel
-def _cached(C, text, a, b, h):
-    """The slot holding the word ``text[a:b]`` with hash ``h``, or -1."""
-    slots, wbytes = C[0], C[1]
-    k = h & (slots.shape[0] - 1)
-    if slots[k, 0] != h or (slots[k, 3] >> 32) != b - a:
-        return -1
-    at = slots[k, 1]
-    for i in range(b - a):
-        if wbytes[at + i] != text[a + i]:
-            return -1
-    return k
+def word_key(norm, a, b):
+    """The word ``norm[a:b]`` (U+2581 first, at most ``CACHE_WORD`` bytes) as four int64, the
+    first with its length in place of U+2581's bytes."""
+    k0 = (pack_word(norm, a, min(b, a + 8)) & ~META) | (b - a)
+    return k0, pack_word(norm, a + 8, min(b, a + 16)), pack_word(norm, a + 16, min(b, a + 24)), \
+        pack_word(norm, a + 24, b)
 
 
 @leaf_kernel
-def _remember(C, text, a, b, h, ids, o, m):
-    """Put the word ``text[a:b]`` and its ids ``ids[o:o + m]`` in the cache (emptied when full)."""
-    slots, wbytes, wids, fill = C
-    if fill[0] + (b - a) > wbytes.shape[0] or fill[1] + m > wids.shape[0]:
-        for k in range(slots.shape[0]):
-            slots[k, 0] = -1
-        fill[0] = 0
-        fill[1] = 0
-    k = h & (slots.shape[0] - 1)
-    slots[k, 0] = h
-    slots[k, 1] = fill[0]
-    slots[k, 2] = fill[1]
-    slots[k, 3] = ((b - a) << 32) | m
-    for i in range(b - a):
-        wbytes[fill[0] + i] = text[a + i]
+def cache_set(C, key):
+    """Where in ``C[1]`` the two slots that may hold ``key`` start (a full mix of the key: every
+    word's first bytes are alike)."""
+    h = (np.uint64(key[0]) * np.uint64(0x9E3779B97F4A7C15)) ^ (np.uint64(key[1]) * np.uint64(0xC2B2AE3D27D4EB4F)) \
+        ^ (np.uint64(key[2]) * np.uint64(0x165667B19E3779F9)) ^ (np.uint64(key[3]) * np.uint64(0x27D4EB2F165667C5))
+    h ^= h >> np.uint64(29)
+    h *= np.uint64(0x94D049BB133111EB)
+    sets = C[0].shape[0] // (2 * SLOT)
+    return np.int64((h >> np.uint64(32)) & np.uint64(sets - 1)) * SLOT
+
+
+@leaf_kernel
+def cached_ids(C, q, key, out, o):
+    """Copy the ids of ``key`` from one of the two slots at ``C[1][q]`` to ``out[o:]``: their
+    count, or -1."""
+    w32, w64 = C
+    for p in (q, q + SLOT // 2):
+        x = w64[p]
+        if (x & ~(63 << 6)) == key[0] and w64[p + 1] == key[1] and w64[p + 2] == key[2] and w64[p + 3] == key[3]:
+            m = (x >> 6) & 63
+            for i in range(m):
+                out[o + i] = w32[2 * p + 8 + i]
+            return m
+    return -1
+
+
+@leaf_kernel
+def remember_ids(C, q, key, ids, o, m):
+    """Put ``key`` and its ids ``ids[o:o + m]`` (m <= ``CACHE_IDS``) in the first of the two slots
+    at ``C[1][q]``, whose word moves to the second (the older of the two is dropped)."""
+    w32, w64 = C
+    for i in range(SLOT):
+        w32[2 * q + SLOT + i] = w32[2 * q + i]
+    w64[q] = key[0] | (m << 6)
+    w64[q + 1] = key[1]
+    w64[q + 2] = key[2]
+    w64[q + 3] = key[3]
     for i in range(m):
-        wids[fill[1] + i] = ids[o + i]
-    fill[0] += b - a
-    fill[1] += m
+        w32[2 * q + 8 + i] = ids[o + i]
 
 
 @leaf_kernel
 def best_path_automaton(size, G, A, sc):
-    """``models.text_units.unigram_best_path`` read through the trie's Aho-Corasick automaton ``A``
-    (``models.unigram.automaton``): each byte once, instead of a trie walk from every character.
-    The lattice is filled by end position; at an end, the pieces come longest first, which is
-    the order of their starts, the order in which HF's walk proposes them, and the unknown
-    character (when no one-character piece covers it) comes last, as HF adds it at the largest
-    start. So each position takes the same candidate, on the same f64 values. Measured on 1 MB
-    of Russian, Japanese and Chinese lines (one thread): the walk 40 ms, this 18 ms."""
-    scores, params, unk_score = G[2], G[3], G[4][0]
-    au, outs, rec = A
+    """``models.text_units.unigram_best_path`` read through the trie's Aho-Corasick automaton
+    ``A = (au, outs, rec, rec_f64)`` (``models.unigram.automaton``, with each record as two int64:
+    piece id << 10 | length, and the piece's f64 score, read through the float64 view ``rec_f64``
+    of ``rec``: one cache line): each byte once, instead of a trie walk from every character. The
+    lattice is filled by end position; at an end, the pieces come longest first, which is the
+    order of their starts, the order in which HF's walk proposes them, and the unknown character
+    (when no one-character piece covers it) comes last, as HF adds it at the largest start. So
+    each position takes the same candidate, on the same f64 values. A position's best is kept in
+    locals and written once (only character ends are written; pieces and the unknown character
+    start and end at character starts, so no other position is read). Measured on 1 MB of
+    Russian, Japanese and Chinese lines (one thread): the walk 40 ms, this 18 ms."""
+    unk_score, unk_id = G[4][0], G[3][0]
+    au, outs, rec, rec_f64 = A
     buf, best, starts, node_id = sc[0], sc[3], sc[4], sc[5]
-    unk_id = params[0]
-    for p in range(size + 1):
-        starts[p] = -1
-        best[p] = 0.0
-        node_id[p] = -1
+    best[0] = 0.0
     x = np.uint64(0)
     u = au[0]
-    e = 0
-    while e < size:
+    low8 = np.uint64(0xFF)
+    low10 = np.uint64(0x3FF)
+    e = np.uint64(0)
+    end = np.uint64(size)
+    while e < end:
         s_char = e
-        mblen = one_char_len(buf[e], size - e)
+        mblen = np.uint64(one_char_len(buf[e], size - np.int64(e)))
         for q in range(e, e + mblen):
             x, u = automaton_step(au, x, u, np.uint64(buf[q]))
         e += mblen
-        o = np.int64(outs[x])
-        first = o >> 8
-        single = False
-        for k in range(o & 0xFF):
-            r = np.int64(rec[2 * (first + k)])
-            pid = r >> 10
-            ln = r & 0x3FF
-            cand = scores[pid] + best[e - ln]
-            if starts[e] < 0 or cand > best[e]:
-                best[e] = cand
-                starts[e] = e - ln
-                node_id[e] = pid
-            if ln == mblen:
-                single = True
-        if not single:
+        o = np.uint64(outs[x])
+        k = o & low8
+        first = o >> np.uint64(8)
+        bv = -np.inf
+        bs = -1
+        bid = np.int32(-1)
+        for j in range(np.uint64(2) * first, np.uint64(2) * (first + k), np.uint64(2)):
+            r = rec[j]
+            a = e - (np.uint64(r) & low10)
+            cand = rec_f64[j + np.uint64(1)] + best[a]
+            if bs < 0 or cand > bv:
+                bv = cand
+                bs = np.int64(a)
+                bid = np.int32(r >> 10)
+        if k == 0 or (np.uint64(rec[np.uint64(2) * (first + k - np.uint64(1))]) & low10) != mblen:
             cand = unk_score + best[s_char]
-            if starts[e] < 0 or cand > best[e]:
-                best[e] = cand
-                starts[e] = s_char
-                node_id[e] = unk_id
-    return unigram_backtrack(size, unk_id, params[1] != 0, sc)
+            if bs < 0 or cand > bv:
+                bv = cand
+                bs = np.int64(s_char)
+                bid = np.int32(unk_id)
+        best[e] = bv
+        starts[e] = bs
+        node_id[e] = bid
+    return unigram_backtrack(size, unk_id, G[3][1] != 0, sc)
 
 
 @leaf_kernel
@@ -146,7 +174,9 @@ def word_ids(text, a, b, H, sc, out, o):
     res_s, res_e, pids = sc[6], sc[7], sc[8]
     for q in range(r - 1, -1, -1):
         tid = pids[q]
-        if tid < 0:   # a fused run of unknown characters: its text may be a piece
+        if tid < 0 and one_char_len(buf[res_s[q]], res_e[q] - res_s[q]) < res_e[q] - res_s[q]:
+            # a fused run of unknown characters: its text may be a piece (one character may not:
+            # it would have been the lattice's candidate)
             tid = bytesmap_get(V[0], V[1], V[2], V[3], buf, res_s[q], res_e[q])
         out[o] = unk_id if tid < 0 else tid
         o += 1
@@ -154,41 +184,27 @@ def word_ids(text, a, b, H, sc, out, o):
 
 
 @leaf_kernel
-def _next_word(norm, a, n):
-    """Where the word starting at ``norm[a]`` ends: the next U+2581 after its first character."""
-    p = a + 1
-    while p + 2 < n:
-        if norm[p] == SPACE0 and norm[p + 1] == SPACE1 and norm[p + 2] == SPACE2:
-            return p
-        p += 1
-    return n
-
-
-@leaf_kernel
 def encode_normalized(norm, n, H, sc, C, out, o, hi):
     """HF's ids of the normalized text ``norm[:n]`` at ``out[o:hi]``: returns the new ``o``, or
     -1 if they do not fit. ``sc`` holds ``n`` bytes."""
+    key = (np.int64(0), np.int64(0), np.int64(0), np.int64(0))
+    q = 0
     a = 0
     while a < n:
-        b = _next_word(norm, a, n)
+        b = next_space(norm, a + 1, n)
         if o + (b - a) > hi:
             return -1
-        if b - a <= CACHE_WORD:
-            h = hash_bytes(norm, a, b) & 0x7FFFFFFFFFFFFFFF
-            k = _cached(C, norm, a, b, h)
-            if k >= 0:
-                m = C[0][k, 3] & 0xFFFFFFFF
-                at = C[0][k, 2]
-                wids = C[2]
-                for i in range(m):
-                    out[o + i] = wids[at + i]
-                o += m
-            else:
-                m = word_ids(norm, a, b, H, sc, out, o)
-                _remember(C, norm, a, b, h, out, o, m)
-                o += m
-        else:
-            o += word_ids(norm, a, b, H, sc, out, o)
+        m = -1
+        cache = 3 <= b - a <= CACHE_WORD and norm[a] == SPACE0 and norm[a + 1] == SPACE1 and norm[a + 2] == SPACE2
+        if cache:
+            key = word_key(norm, a, b)
+            q = cache_set(C, key)
+            m = cached_ids(C, q, key, out, o)
+        if m < 0:
+            m = word_ids(norm, a, b, H, sc, out, o)
+            if cache and m <= CACHE_IDS:
+                remember_ids(C, q, key, out, o, m)
+        o += m
         a = b
     return o
 

@@ -34,13 +34,18 @@ def _transformers():
     except ImportError as e:
         raise ImportError("nbtok.compat.transformers needs the transformers package (an optional extra: "
                           f"pip install 'nbtok[transformers]'): {e}") from None
-    major = str(getattr(transformers, "__version__", "0")).split(".")[0]
-    if not major.isdigit() or int(major) >= 5:
+    major = _major(transformers)
+    if major not in (4, 5):
         raise NotImplementedError(
-            f"nbtok.compat.transformers runs on transformers 4 (4.40 to 4.57); transformers "
-            f"{transformers.__version__} builds its tokenizers from HF tokenizers' components in each model's "
-            "own code, which nbtok does not replace: install transformers<5, or use nbtok.compat.tokenizers")
+            f"nbtok.compat.transformers runs on transformers 4 (4.40 to 4.57) and 5; transformers "
+            f"{getattr(transformers, '__version__', '?')} is not one of them: install transformers>=4.40,<6, "
+            "or use nbtok.compat.tokenizers")
     return transformers
+
+
+def _major(transformers):
+    major = str(getattr(transformers, "__version__", "0")).split(".")[0]
+    return int(major) if major.isdigit() else 0
 
 
 _SWAP = threading.RLock()
@@ -61,7 +66,11 @@ def nbtok_backend():
     ``tokenizer.json`` is read by ``nbtok.compat.tokenizers.Tokenizer``, and converting slow
     tokenizer files (done with HF tokenizers) raises NotImplementedError. Every other decision
     (which class, which files, which settings) stays transformers' own."""
-    _transformers()
+    if _major(_transformers()) >= 5:
+        from ._transformers5 import backend
+        with _SWAP, backend():
+            yield
+        return
     import transformers.tokenization_utils_fast as fast
     from .tokenizers import Tokenizer
     with _SWAP:
@@ -96,7 +105,14 @@ class AutoTokenizer:
             tok = t.AutoTokenizer.from_pretrained(pretrained_model_name_or_path, *inputs, **kwargs)
         if not hasattr(tok, "backend_tokenizer"):   # (transformers falls back when the conversion fails)
             raise NotImplementedError(f"{_SLOW} (transformers gave {type(tok).__name__})")
+        _check_backend(tok)
         return tok
+
+
+def _check_backend(tok):
+    from .tokenizers import Tokenizer
+    if not isinstance(getattr(tok, "_tokenizer", None), Tokenizer):   # (transformers 5 converters build HF's)
+        raise NotImplementedError(f"{_SLOW} (transformers built a {type(tok._tokenizer).__name__} backend)")
 
 
 def from_pretrained(pretrained_model_name_or_path, *inputs, **kwargs):
@@ -111,6 +127,8 @@ def __getattr__(name):
     # transformers' PreTrainedTokenizerFast with nbtok's backend, made when first asked for
     if name != "PreTrainedTokenizerFast":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name not in _CLASSES and _major(_transformers()) >= 5:
+        _CLASSES[name] = _fast_class_5()
     if name not in _CLASSES:
         base = _transformers().PreTrainedTokenizerFast
 
@@ -131,3 +149,29 @@ def __getattr__(name):
         PreTrainedTokenizerFast.__module__ = __name__
         _CLASSES[name] = PreTrainedTokenizerFast
     return _CLASSES[name]
+
+
+def _fast_class_5():
+    """transformers 5's ``PreTrainedTokenizerFast`` (``TokenizersBackend``) on nbtok: the class
+    defines no ``__init__`` (transformers 5 would then rebuild the backend from the vocabulary
+    instead of loading the tokenizer.json); its metaclass builds instances inside
+    ``nbtok_backend()``."""
+    base = _transformers().PreTrainedTokenizerFast
+
+    class _OnNbtok(type(base)):
+        def __call__(cls, *args, **kwargs):
+            with nbtok_backend():
+                tok = super().__call__(*args, **kwargs)
+            _check_backend(tok)
+            return tok
+
+    def from_pretrained(cls, pretrained_model_name_or_path, *inputs, **kwargs):
+        _local(str(pretrained_model_name_or_path))
+        kwargs.setdefault("local_files_only", True)
+        with nbtok_backend():
+            return base.from_pretrained.__func__(cls, pretrained_model_name_or_path, *inputs, **kwargs)
+
+    cls = _OnNbtok("PreTrainedTokenizerFast", (base,), {
+        "__doc__": "transformers' ``PreTrainedTokenizerFast`` whose backend is nbtok's.", "__module__": __name__,
+        "from_pretrained": classmethod(from_pretrained)})
+    return cls

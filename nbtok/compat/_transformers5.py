@@ -12,8 +12,9 @@ is nbtok's and the backend is ``nbtok.compat.tokenizers.Tokenizer``. ``AddedToke
 and the trainers stay HF's (nbtok's tokenizer takes HF's ``AddedToken``; components transformers
 builds after loading, e.g. ``update_post_processor``'s ``TemplateProcessing``, are taken through
 their JSON state). The modules patched are ``tokenization_utils_base``,
-``tokenization_utils_tokenizers`` and the modules of the loaded class and its bases; all are
-restored on exit.
+``tokenization_utils_tokenizers`` and the modules of the loaded class and its bases, and, while
+``_patch_mistral_regex`` runs (it imports ``tokenizers`` in its body), ``sys.modules["tokenizers"]``;
+all are restored on exit.
 """
 import sys
 from contextlib import contextmanager
@@ -86,18 +87,29 @@ def backend():
     def _from_pretrained(cls, resolved_vocab_files, *args, **kwargs):
         if issubclass(cls, tok_mod.TokenizersBackend) and not (resolved_vocab_files or {}).get("tokenizer_file"):
             raise NotImplementedError(SLOW)
-        config = args[1] if len(args) > 1 and isinstance(args[1], dict) else {}
-        if kwargs.get("fix_mistral_regex") or config.get("fix_mistral_regex"):
-            raise NotImplementedError("fix_mistral_regex=True: transformers 5 rebuilds the pre-tokenizer with HF "
-                                      "tokenizers' own classes, which nbtok does not use at run time")
         swap.classes(cls)
         return original.__func__(cls, resolved_vocab_files, *args, **kwargs)
+
+    backend_cls = tok_mod.TokenizersBackend
+    patch = backend_cls.__dict__["_patch_mistral_regex"]
+
+    def _patch_mistral_regex(cls, *args, **kwargs):
+        # (it imports ``tokenizers`` in its body to rebuild a Mistral pre-tokenizer: nbtok's while it runs)
+        saved = sys.modules.get("tokenizers")
+        from . import tokenizers as ours
+        sys.modules["tokenizers"] = ours
+        try:
+            return patch.__func__(cls, *args, **kwargs)
+        finally:
+            sys.modules["tokenizers"] = saved
 
     try:
         swap.module(base_mod)
         swap.module(tok_mod)
         base._from_pretrained = classmethod(_from_pretrained)
+        backend_cls._patch_mistral_regex = classmethod(_patch_mistral_regex)
         yield
     finally:
         base._from_pretrained = original
+        backend_cls._patch_mistral_regex = patch
         swap.restore()

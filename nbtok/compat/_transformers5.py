@@ -19,9 +19,9 @@ all are restored on exit.
 import sys
 from contextlib import contextmanager
 
-SLOW = ("transformers rebuilds this tokenizer from its slow files (a .model / vocab file: no tokenizer.json, "
-        "from_slow=True, or a setting such as add_prefix_space that its class only applies by converting) with HF "
-        "tokenizers, which nbtok does not use at run time; save a tokenizer.json and load that")
+SLOW = ("no tokenizer.json: transformers 5 builds this tokenizer from its slow files (a .model / vocab / tiktoken "
+        "/ GGUF file), partly with HF tokenizers' converters, which nbtok does not use at run time; "
+        "nbtok.compat.transformers loads folders with a tokenizer.json: save one and load that")
 _SUBMODULES = ("models", "normalizers", "pre_tokenizers", "decoders", "processors")
 
 

@@ -2,18 +2,27 @@
 
 ``AutoTokenizer.from_pretrained(folder)`` returns the tokenizer class transformers itself picks
 for a local model folder (``RobertaTokenizerFast``, ``T5TokenizerFast``, ``LlamaTokenizerFast``,
-``PreTrainedTokenizerFast`` ...), with every argument and behaviour of transformers' own Python
-code (``__call__`` with padding / truncation / ``return_tensors`` / ``return_offsets_mapping``,
-``batch_decode``, special tokens, chat templates), but its backend, the ``tokenizer.json``
-pipeline, is ``nbtok.compat.tokenizers.Tokenizer`` instead of HF ``tokenizers``: the encoding and
-decoding run in nbtok. ``PreTrainedTokenizerFast`` is transformers' class of that name with the
-same backend.
+``PreTrainedTokenizerFast`` ... on transformers 4; ``T5Tokenizer``, ``LlamaTokenizer``,
+``TokenizersBackend`` ... on transformers 5), with every argument and behaviour of transformers'
+own Python code (``__call__`` with padding / truncation / ``return_tensors`` /
+``return_offsets_mapping``, ``batch_decode``, special tokens, chat templates), but its backend is
+``nbtok.compat.tokenizers.Tokenizer`` instead of HF ``tokenizers``: the encoding and decoding run
+in nbtok. ``PreTrainedTokenizerFast`` is transformers' class of that name with the same backend.
 
-``transformers`` is an optional dependency (``pip install nbtok[transformers]``); this module
-raises ImportError naming it when it is missing. A folder must hold a ``tokenizer.json``:
-transformers converts slow tokenizers (a ``.model`` / ``vocab.txt`` alone) with HF
-``tokenizers``, which nbtok does not use at run time (NotImplementedError), and so do the
-settings its classes apply only by converting (T5's and Llama's ``add_prefix_space``, ...).
+transformers 4.40 to 4.57: the ``tokenizer.json`` is read by ``nbtok.compat.tokenizers.Tokenizer``
+(transformers' ``TokenizerFast`` name, while loading). transformers 5: its classes build the
+backend in Python, from the ``tokenizer.json`` or from the vocabulary and merges they take from it
+(``Tokenizer(BPE(...))`` with ``normalizers`` / ``pre_tokenizers`` / ``decoders`` objects, in each
+model's code); while loading, the names those modules imported from HF ``tokenizers`` are
+``nbtok.compat.tokenizers``' (``nbtok/compat/_transformers5.py``), so the settings they apply
+that way (``add_prefix_space``, ``legacy``, ``add_bos_token`` ...) run on nbtok too.
+
+``transformers`` is an optional dependency (``pip install nbtok[transformers]``, transformers
+>=4.40,<6); this module raises ImportError naming it when it is missing. A folder must hold a
+``tokenizer.json`` (NotImplementedError otherwise): transformers builds the others (a ``.model`` /
+``vocab.txt`` / tiktoken file alone, a GGUF file) with converters written on HF ``tokenizers``,
+which nbtok does not use at run time; transformers 4 also converts for the settings its classes
+apply only by converting (T5's and Llama's ``add_prefix_space``, ...).
 
 Examples:
     >>> from nbtok.compat.transformers import AutoTokenizer                 # doctest: +SKIP
@@ -62,10 +71,14 @@ def _no_conversion(*args, **kwargs):
 
 @contextmanager
 def nbtok_backend():
-    """While it lasts, transformers builds its fast tokenizers' backend with nbtok: a
-    ``tokenizer.json`` is read by ``nbtok.compat.tokenizers.Tokenizer``, and converting slow
-    tokenizer files (done with HF tokenizers) raises NotImplementedError. Every other decision
-    (which class, which files, which settings) stays transformers' own."""
+    """While it lasts, transformers builds its fast tokenizers' backend with nbtok. On
+    transformers 4 a ``tokenizer.json`` is read by ``nbtok.compat.tokenizers.Tokenizer`` and
+    converting slow tokenizer files (done with HF tokenizers) raises NotImplementedError; on
+    transformers 5 the ``tokenizers`` names its tokenizer modules use are nbtok's
+    (``nbtok/compat/_transformers5.py``) and a ``from_pretrained`` without a ``tokenizer.json``
+    raises NotImplementedError. Every other decision (which class, which files, which settings)
+    stays transformers' own. Not thread-safe against transformers' own loading in other threads
+    (the swapped names are module globals)."""
     if _major(_transformers()) >= 5:
         from ._transformers5 import backend
         with _SWAP, backend():
@@ -111,8 +124,11 @@ class AutoTokenizer:
 
 def _check_backend(tok):
     from .tokenizers import Tokenizer
-    if not isinstance(getattr(tok, "_tokenizer", None), Tokenizer):   # (transformers 5 converters build HF's)
-        raise NotImplementedError(f"{_SLOW} (transformers built a {type(tok._tokenizer).__name__} backend)")
+    backend = getattr(tok, "_tokenizer", None)
+    if not isinstance(backend, Tokenizer):   # (transformers 5's converters build HF tokenizers' own)
+        from ._transformers5 import SLOW
+        raise NotImplementedError(f"{SLOW} (transformers built a {type(backend).__module__}."
+                                  f"{type(backend).__name__} backend)")
 
 
 def from_pretrained(pretrained_model_name_or_path, *inputs, **kwargs):

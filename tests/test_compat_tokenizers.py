@@ -669,3 +669,17 @@ def test_unigram_built_in_python_keeps_its_scores_exactly():
     assert c.ids == d.ids and c.offsets == d.offsets
     assert a.ids != c.ids        # (the case this test is about: the two parses do break the tie apart)
     assert pickle.loads(pickle.dumps(built[1])).encode(text).ids == hf.Tokenizer.from_str(built[0].to_str()).encode(text).ids
+
+
+def test_adding_tokens_again_keeps_the_pipeline():
+    """transformers adds its special tokens again on every load: tokens already added as they are
+    do not rebuild the pipeline (a new token, or new properties, do)."""
+    t = ours.Tokenizer(ours.models.WordLevel({"a": 0, "[UNK]": 1}, unk_token="[UNK]"))
+    t.pre_tokenizer = ours.pre_tokenizers.WhitespaceSplit()
+    assert t.add_special_tokens(["<s>"]) == 1
+    built = t._pipeline()
+    assert t.add_special_tokens(["<s>"]) == 0 and t._pipeline() is built
+    assert t.add_tokens([ours.AddedToken("<s>", special=True, lstrip=True)]) == 1 and t._pipeline() is not built
+    assert t.encode("a <s> a").ids == [0, 2, 0]
+    built = t._pipeline()
+    assert t.add_tokens(["b"]) == 1 and t._pipeline() is not built and t.encode("a b").ids == [0, 3]

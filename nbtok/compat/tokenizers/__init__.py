@@ -362,8 +362,10 @@ class Tokenizer:
         vocab = m.get("vocab") or {}
         if isinstance(vocab, list):
             vocab = {p: i for i, (p, _) in reversed(list(enumerate(vocab)))}
+        before = [dict(a) for a in self._cfg["added_tokens"]]
         n = add_to_vocabulary(self._cfg["added_tokens"], tokens, vocab, len(vocab), special)
-        self._changed()
+        if self._cfg["added_tokens"] != before:   # (tokens added again as they were: the pipeline stands)
+            self._changed()
         return n
 
     def add_tokens(self, tokens):

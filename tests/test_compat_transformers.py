@@ -50,7 +50,8 @@ def _folders(tmp):
     if root is not None:
         for rel in ("zoo/roberta", "models/hf_tokenizers/t5-small", "models/hf_tokenizers/phi-3-mini",
                     "zoo/bert-uncased/blip", "zoo/llama3/llama-3.1", "zoo/t5/sd3-t5xxl", "zoo/gpt2/lenml",
-                    "zoo/qwen2/qwen2.5", "zoo/minilm/all-MiniLM-L6-v2", "zoo/whisper/whisper-tiny"):
+                    "zoo/qwen2/qwen2.5", "zoo/minilm/all-MiniLM-L6-v2", "zoo/whisper/whisper-tiny", "zoo/yi",
+                    "zoo/phi2"):
             if (root / rel / "tokenizer.json").is_file():
                 out.append(str(root / rel))
     return out
@@ -134,6 +135,7 @@ def test_folder_without_tokenizer_json_says_so(tmp_path):
 
 V5_ONLY = pytest.mark.skipif(not V5, reason="transformers 4 applies these settings by converting the slow files "
                              "(nbtok refuses: test_calls_match_autotokenizer); transformers 5 builds them in Python")
+V5_PATH = pytest.mark.skipif(not V5, reason="transformers 5's loading path (nbtok/compat/_transformers5.py)")
 KW_TEXTS = TEXTS[:6] + ["Hello  world, HOW are you? 123456 ÉtéÀ", " leading space", "x\n\ny  z", "-" * 55,
                         "camelCaseWordsHere and-dash"]
 
@@ -161,7 +163,7 @@ def test_settings_transformers_5_builds_in_python(rel, kwargs):
     assert [mine.tokenize(t) for t in KW_TEXTS] == [ref.tokenize(t) for t in KW_TEXTS]
 
 
-@V5_ONLY
+@V5_PATH
 def test_fix_mistral_regex_on_nbtok(tmp_path):
     """transformers 5 rewrites a local Mistral tokenizer's pre-tokenizer (``fix_mistral_regex=True``,
     vocabularies over 100,000 tokens) with the ``tokenizers`` classes it imports in that function:
@@ -186,7 +188,7 @@ def test_fix_mistral_regex_on_nbtok(tmp_path):
     assert sys.modules["tokenizers"] is hf
 
 
-@V5_ONLY
+@V5_PATH
 def test_loading_on_nbtok_restores_transformers(folders, tmp_path):
     """The names swapped while loading are HF's again afterwards, also in a model module imported
     during the load; a failed load restores them too."""
@@ -209,3 +211,19 @@ def test_loading_on_nbtok_restores_transformers(folders, tmp_path):
     assert "_from_pretrained" not in tok_mod.TokenizersBackend.__dict__
     assert base_mod.PreTrainedTokenizerBase.__dict__["_from_pretrained"].__func__.__module__ == base_mod.__name__
     assert isinstance(transformers.AutoTokenizer.from_pretrained(t5[0])._tokenizer, hf.Tokenizer)
+
+
+@pytest.mark.parametrize("rel", ["models/hf_tokenizers/phi-3-mini", "models/hf_tokenizers/t5-small"])
+def test_save_pretrained_round_trip(rel, tmp_path):
+    """A model class loaded on nbtok saves a folder that transformers and nbtok load to the same."""
+    root = shared_data_dir()
+    if root is None or not (root / rel / "tokenizer.json").is_file():
+        pytest.skip(f"needs the shared folder {rel} (NBTOK_SHARED_DATA)")
+    mine = ours.AutoTokenizer.from_pretrained(str(root / rel))
+    mine.save_pretrained(str(tmp_path))
+    orig = transformers.AutoTokenizer.from_pretrained(str(root / rel))
+    ref, again = transformers.AutoTokenizer.from_pretrained(str(tmp_path)), ours.AutoTokenizer.from_pretrained(str(tmp_path))
+    assert type(ref) is type(orig) is type(again) and isinstance(again._tokenizer, ours_tokenizers.Tokenizer)
+    want = orig(KW_TEXTS, return_offsets_mapping=True)
+    _same(ref(KW_TEXTS, return_offsets_mapping=True), want)
+    _same(again(KW_TEXTS, return_offsets_mapping=True), want)

@@ -133,8 +133,8 @@ def test_folder_without_tokenizer_json_says_so(tmp_path):
         ours.AutoTokenizer.from_pretrained("bert-base-uncased")
 
 
-V5_ONLY = pytest.mark.skipif(not V5, reason="transformers 4 applies these settings by converting the slow files "
-                             "(nbtok refuses: test_calls_match_autotokenizer); transformers 5 builds them in Python")
+V5_ONLY = pytest.mark.skipif(not V5, reason="settings transformers 5 builds in Python (transformers 4 applies several "
+                             "of them by converting the slow files, which nbtok refuses)")
 V5_PATH = pytest.mark.skipif(not V5, reason="transformers 5's loading path (nbtok/compat/_transformers5.py)")
 KW_TEXTS = TEXTS[:6] + ["Hello  world, HOW are you? 123456 ÉtéÀ", " leading space", "x\n\ny  z", "-" * 55,
                         "camelCaseWordsHere and-dash"]

@@ -10,9 +10,7 @@ from conftest import FIXTURES, shared_data_dir
 
 transformers = pytest.importorskip("transformers", reason="transformers is not installed (optional extra "
                                    "nbtok[transformers]): the transformers parity tests are skipped")
-if int(transformers.__version__.split(".")[0]) >= 5:
-    pytest.skip(f"transformers {transformers.__version__}: nbtok.compat.transformers runs on transformers 4 "
-                "(tests/test_compat_tokenizers.py checks that 5 is refused)", allow_module_level=True)
+V5 = int(transformers.__version__.split(".")[0]) >= 5
 hf = pytest.importorskip("tokenizers")
 from nbtok.compat import transformers as ours  # noqa: E402
 from nbtok.compat import tokenizers as ours_tokenizers  # noqa: E402
@@ -51,7 +49,9 @@ def _folders(tmp):
     root = shared_data_dir()
     if root is not None:
         for rel in ("zoo/roberta", "models/hf_tokenizers/t5-small", "models/hf_tokenizers/phi-3-mini",
-                    "zoo/bert-uncased/blip", "zoo/llama3/llama-3.1", "zoo/t5/sd3-t5xxl"):
+                    "zoo/bert-uncased/blip", "zoo/llama3/llama-3.1", "zoo/t5/sd3-t5xxl", "zoo/gpt2/lenml",
+                    "zoo/qwen2/qwen2.5", "zoo/minilm/all-MiniLM-L6-v2", "zoo/whisper/whisper-tiny", "zoo/yi",
+                    "zoo/phi2"):
             if (root / rel / "tokenizer.json").is_file():
                 out.append(str(root / rel))
     return out
@@ -84,11 +84,13 @@ def test_calls_match_autotokenizer(folders):
         ref = transformers.AutoTokenizer.from_pretrained(folder)
         try:
             mine = ours.AutoTokenizer.from_pretrained(folder)
-        except NotImplementedError as e:   # transformers converted the slow tokenizer files: nbtok says so
-            assert "slow files" in str(e) and "sd3-t5xxl" in folder, folder
+        except NotImplementedError as e:   # transformers 4 converted the slow tokenizer files: nbtok says so
+            assert "slow files" in str(e) and "sd3-t5xxl" in folder and not V5, folder
             continue
         assert type(mine) is type(ref)
         assert isinstance(mine._tokenizer, ours_tokenizers.Tokenizer)
+        # (loading on nbtok leaves transformers' own loading on HF tokenizers)
+        assert isinstance(transformers.AutoTokenizer.from_pretrained(folder)._tokenizer, hf.Tokenizer)
         for kw in CALLS:
             # (pairs with overflowing windows: the windows of the two texts are combined, so long texts
             # give thousands of encodings; the pairs run without that call)
@@ -129,3 +131,99 @@ def test_folder_without_tokenizer_json_says_so(tmp_path):
         ours.AutoTokenizer.from_pretrained(str(tmp_path))
     with pytest.raises(FileNotFoundError, match="does not download"):
         ours.AutoTokenizer.from_pretrained("bert-base-uncased")
+
+
+V5_ONLY = pytest.mark.skipif(not V5, reason="settings transformers 5 builds in Python (transformers 4 applies several "
+                             "of them by converting the slow files, which nbtok refuses)")
+V5_PATH = pytest.mark.skipif(not V5, reason="transformers 5's loading path (nbtok/compat/_transformers5.py)")
+KW_TEXTS = TEXTS[:6] + ["Hello  world, HOW are you? 123456 ÉtéÀ", " leading space", "x\n\ny  z", "-" * 55,
+                        "camelCaseWordsHere and-dash"]
+
+
+@V5_ONLY
+@pytest.mark.parametrize("rel, kwargs", [
+    ("models/hf_tokenizers/phi-3-mini", dict(add_prefix_space=False)),
+    ("models/hf_tokenizers/phi-3-mini", dict(legacy=True, add_eos_token=True)),
+    ("models/hf_tokenizers/t5-small", dict(add_prefix_space=False)),
+    ("models/hf_tokenizers/t5-small", dict(from_slow=True)),
+    ("zoo/gpt2/lenml", dict(add_prefix_space=True)),
+    ("zoo/llama3/llama-3.1", dict(add_bos_token=False)),
+    ("zoo/qwen2/qwen2.5", dict(add_eos_token=True)),
+    ("zoo/minilm/all-MiniLM-L6-v2", dict(split_special_tokens=True))])
+def test_settings_transformers_5_builds_in_python(rel, kwargs):
+    root = shared_data_dir()
+    if root is None or not (root / rel / "tokenizer.json").is_file():
+        pytest.skip(f"needs the shared folder {rel} (NBTOK_SHARED_DATA)")
+    ref = transformers.AutoTokenizer.from_pretrained(str(root / rel), **kwargs)
+    mine = ours.AutoTokenizer.from_pretrained(str(root / rel), **kwargs)
+    assert type(mine) is type(ref) and isinstance(mine._tokenizer, ours_tokenizers.Tokenizer)
+    _same(mine(KW_TEXTS, return_offsets_mapping=True), ref(KW_TEXTS, return_offsets_mapping=True))
+    ids = ref(KW_TEXTS)["input_ids"]
+    assert mine.batch_decode(ids) == ref.batch_decode(ids)
+    assert [mine.tokenize(t) for t in KW_TEXTS] == [ref.tokenize(t) for t in KW_TEXTS]
+
+
+@V5_PATH
+def test_fix_mistral_regex_on_nbtok(tmp_path):
+    """transformers 5 rewrites a local Mistral tokenizer's pre-tokenizer (``fix_mistral_regex=True``,
+    vocabularies over 100,000 tokens) with the ``tokenizers`` classes it imports in that function:
+    nbtok's there, and the results are the same."""
+    import shutil
+    root = shared_data_dir()
+    if root is None or not (root / "zoo/llama3/llama-3.1/tokenizer.json").is_file():
+        pytest.skip("needs the shared Llama 3 folder (NBTOK_SHARED_DATA)")
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy(root / "zoo/llama3/llama-3.1" / name, tmp_path / name)
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "mistral", "transformers_version": "4.57.0"}))
+    pre = {}
+    for fix in (True, False):
+        ref = transformers.AutoTokenizer.from_pretrained(str(tmp_path), fix_mistral_regex=fix)
+        mine = ours.AutoTokenizer.from_pretrained(str(tmp_path), fix_mistral_regex=fix)
+        assert isinstance(mine._tokenizer, ours_tokenizers.Tokenizer) and isinstance(ref._tokenizer, hf.Tokenizer)
+        assert json.loads(mine._tokenizer.to_str())["pre_tokenizer"] == json.loads(ref._tokenizer.to_str())["pre_tokenizer"]
+        _same(mine(KW_TEXTS, return_offsets_mapping=True), ref(KW_TEXTS, return_offsets_mapping=True))
+        pre[fix] = json.loads(mine._tokenizer.to_str())["pre_tokenizer"]
+    assert pre[True] != pre[False]
+    import sys
+    assert sys.modules["tokenizers"] is hf
+
+
+@V5_PATH
+def test_loading_on_nbtok_restores_transformers(folders, tmp_path):
+    """The names swapped while loading are HF's again afterwards, also in a model module imported
+    during the load; a failed load restores them too."""
+    import sys
+    import transformers.tokenization_utils_base as base_mod
+    import transformers.tokenization_utils_tokenizers as tok_mod
+    t5 = [f for f in folders if "t5-small" in f]
+    if not t5:
+        pytest.skip("needs the shared t5-small folder (NBTOK_SHARED_DATA)")
+    assert isinstance(ours.AutoTokenizer.from_pretrained(t5[0])._tokenizer, ours_tokenizers.Tokenizer)
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps({"tokenizer_class": "BertTokenizer"}))
+    (tmp_path / "vocab.txt").write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nhello\n")
+    with pytest.raises(NotImplementedError, match="slow files"):
+        ours.AutoTokenizer.from_pretrained(str(tmp_path))
+    t5_mod = sys.modules["transformers.models.t5.tokenization_t5"]
+    assert t5_mod.Tokenizer is hf.Tokenizer and t5_mod.Unigram is hf.models.Unigram
+    assert t5_mod.normalizers is hf.normalizers and t5_mod.pre_tokenizers is hf.pre_tokenizers
+    assert tok_mod.TokenizerFast is hf.Tokenizer and tok_mod.processors is hf.processors
+    assert tok_mod.BPE is hf.models.BPE and tok_mod.AddedToken is hf.AddedToken
+    assert "_from_pretrained" not in tok_mod.TokenizersBackend.__dict__
+    assert base_mod.PreTrainedTokenizerBase.__dict__["_from_pretrained"].__func__.__module__ == base_mod.__name__
+    assert isinstance(transformers.AutoTokenizer.from_pretrained(t5[0])._tokenizer, hf.Tokenizer)
+
+
+@pytest.mark.parametrize("rel", ["models/hf_tokenizers/phi-3-mini", "models/hf_tokenizers/t5-small"])
+def test_save_pretrained_round_trip(rel, tmp_path):
+    """A model class loaded on nbtok saves a folder that transformers and nbtok load to the same."""
+    root = shared_data_dir()
+    if root is None or not (root / rel / "tokenizer.json").is_file():
+        pytest.skip(f"needs the shared folder {rel} (NBTOK_SHARED_DATA)")
+    mine = ours.AutoTokenizer.from_pretrained(str(root / rel))
+    mine.save_pretrained(str(tmp_path))
+    orig = transformers.AutoTokenizer.from_pretrained(str(root / rel))
+    ref, again = transformers.AutoTokenizer.from_pretrained(str(tmp_path)), ours.AutoTokenizer.from_pretrained(str(tmp_path))
+    assert type(ref) is type(orig) is type(again) and isinstance(again._tokenizer, ours_tokenizers.Tokenizer)
+    want = orig(KW_TEXTS, return_offsets_mapping=True)
+    _same(ref(KW_TEXTS, return_offsets_mapping=True), want)
+    _same(again(KW_TEXTS, return_offsets_mapping=True), want)

@@ -33,6 +33,14 @@ class JsonFloat(float):
         return f
 
 
+class ExactFloat(float):
+    """A score given as a float, not as JSON text: a model built in Python (HF's
+    ``models.Unigram(vocab)``, which transformers 5 calls) keeps the value exactly (no JSON parse);
+    ``serde_f64`` returns it unchanged. Saved and loaded again, it is JSON text like any other."""
+
+    __slots__ = ()
+
+
 def serde_f64(x):
     """The f64 ``serde_json`` (without ``float_roundtrip``, as ``tokenizers`` builds it) reads for a
     JSON number: the decimal significand as a u64 (digits past 19-20 dropped), converted to f64,
@@ -40,7 +48,7 @@ def serde_f64(x):
     correctly rounded parse in the last bit, which flips Unigram ties; HF's scores are these."""
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         raise ValueError(f"expected a number, got {x!r}")
-    if isinstance(x, int):
+    if isinstance(x, (int, ExactFloat)):
         return float(x)
     text = getattr(x, "text", None) or repr(float(x))
     if text in ("inf", "-inf", "nan"):

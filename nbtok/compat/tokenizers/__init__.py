@@ -68,7 +68,13 @@ class Tokenizer:
         tok._cfg = {k: cfg.get(k, "1.0" if k == "version" else ([] if k == "added_tokens" else None)) for k in _KEYS}
         tok._built = tok._built_key = None
         tok.encode_special_tokens = False
-        tok._pipeline()   # a file nbtok cannot run fails here, not at the first encode
+        try:
+            tok._pipeline()   # a file nbtok cannot run fails here, not at the first encode
+        except ValueError:
+            # (a vocabulary without its unk token / the post-processor's ids: HF loads it and fails
+            # when it encodes, and transformers 5 loads such a file, the tokenizer.json with its
+            # vocabulary left out, to read its post-processor; the first encode raises this again)
+            tok._built = tok._built_key = None
         return tok
 
     @classmethod
@@ -356,8 +362,10 @@ class Tokenizer:
         vocab = m.get("vocab") or {}
         if isinstance(vocab, list):
             vocab = {p: i for i, (p, _) in reversed(list(enumerate(vocab)))}
+        before = [dict(a) for a in self._cfg["added_tokens"]]
         n = add_to_vocabulary(self._cfg["added_tokens"], tokens, vocab, len(vocab), special)
-        self._changed()
+        if self._cfg["added_tokens"] != before:   # (tokens added again as they were: the pipeline stands)
+            self._changed()
         return n
 
     def add_tokens(self, tokens):

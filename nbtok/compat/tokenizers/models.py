@@ -10,6 +10,7 @@ Examples:
 import json
 
 from ._component import Component
+from ...formats.huggingface import ExactFloat
 
 __all__ = ["Model", "BPE", "Unigram", "WordPiece", "WordLevel"]
 
@@ -106,7 +107,9 @@ class BPE(Model):
 
 
 class Unigram(Model):
-    """HF's ``Unigram`` model: ``vocab`` a list of ``(piece, score)``."""
+    """HF's ``Unigram`` model: ``vocab`` a list of ``(piece, score)``. As HF's, the scores are
+    kept exactly as given (a tokenizer.json's are read as HF's JSON parser reads them, which can
+    differ in the last bit and so break a tie of two segmentations the other way)."""
 
     _type = "Unigram"
     _fields = (("unk_id", "unk_id", None), ("byte_fallback", "byte_fallback", False))
@@ -115,7 +118,7 @@ class Unigram(Model):
         if vocab is None:
             vocab, unk_id = [("<unk>", 0.0)], 0
         js = {"type": "Unigram", "unk_id": unk_id,
-              "vocab": [[p, float(s)] for p, s in vocab], "byte_fallback": bool(byte_fallback)}
+              "vocab": [[p, ExactFloat(s)] for p, s in vocab], "byte_fallback": bool(byte_fallback)}
         if unk_id is not None and not 0 <= unk_id < len(js["vocab"]):
             raise ValueError("Unigram: unk_id is outside the vocabulary")
         object.__setattr__(self, "_json", js)

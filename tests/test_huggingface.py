@@ -376,6 +376,28 @@ def test_random_text_parity(trained):
     check()
 
 
+@pytest.mark.parametrize("normalizer", [None, {"type": "NFD"}, {"type": "NFKD"},
+                                        {"type": "Sequence", "normalizers": [{"type": "NFKD"}, {"type": "Lowercase"}]}])
+def test_decomposing_normalizers_on_accents(trained, tmp_path, normalizer):
+    """NFD / NFKD and BERT's ``strip_accents`` (``normalizer`` None: the trained file's own
+    ``BertNormalizer``) on text dense in precomposed letters, combining marks out of canonical
+    order, kana with voicing marks, Hangul and compatibility characters: ids and offsets equal
+    HF's. (A unit whose decompositions stay in canonical order side by side takes the array
+    path, ``pipeline.unicode.nf_decompose``; one where ordering moves a mark takes
+    ``nf_transform``: the texts hold both.)"""
+    import random
+    d = _base_json(trained)
+    if normalizer is not None:
+        d["normalizer"] = normalizer
+    path = tmp_path / "decompose.json"
+    path.write_text(json.dumps(d))
+    rng = random.Random(3)
+    alphabet = list("aeiou AEIOU éèêëÉÅåçñüÿ ёйЁЙ がぎぐパピ 한국어각 ﬁﬂ①Ω℃ ſְཱི̧̣́̈̈́")
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 40))) for _ in range(400)]
+    texts += ["é", "ẹ́", "ẹ́", "ẛ̣", "ạ̈́", "がが", "̈́́"]
+    assert compare(path, texts)[1:] == (0, 0, 0)
+
+
 # ---------------------------------------------------------------- errors
 def _base_json(trained):
     return json.loads(Path(trained["wordpiece"]).read_text(encoding="utf-8"))

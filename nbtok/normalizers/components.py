@@ -8,7 +8,7 @@ import numpy as np
 
 from . import component_kernels as KN
 from ..pipeline import unit_kernels as K
-from ..pipeline.unicode import char_map, grapheme_joiners, hf_class_table, lowercase_map, nf_transform, nf_unstable
+from ..pipeline.unicode import char_map, grapheme_joiners, hf_class_table, lowercase_map, nf_decompose, nf_transform, nf_unstable
 from ..pipeline.regex_fallback import compile_regex
 from ..pipeline.units import Batch, cp_array, flags_per_unit, req_str, transform_units, utf32
 
@@ -28,11 +28,13 @@ class _NF(_Normalizer):
     def apply(self, b):
         rows, flagged = flags_per_unit(b, nf_unstable(self.form))
         per = {}
+        decompose = self.form in ("NFD", "NFKD")
         for u in rows[flagged].tolist():
             s = b.unit_str(u)
             if unicodedata.is_normalized(self.form, s):
                 continue
-            per[u] = nf_transform(s, self.form)
+            items = nf_decompose(b.unit_cps(u), self.form) if decompose else None
+            per[u] = nf_transform(s, self.form) if items is None else items
         if per:
             transform_units(b, per)
 

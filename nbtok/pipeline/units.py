@@ -54,9 +54,11 @@ class Batch:
     def text_rows(self):
         return np.nonzero(self.U[:, K.TOK] < 0)[0]
 
+    def unit_cps(self, u):
+        return self.cps[int(self.U[u, K.START]):int(self.U[u, K.END])]
+
     def unit_str(self, u):
-        s, e = int(self.U[u, K.START]), int(self.U[u, K.END])
-        return self.cps[s:e].tobytes().decode("utf-32-le")
+        return self.unit_cps(u).tobytes().decode("utf-32-le")
 
     def set(self, res):
         self.U, self.cps, self.a_s, self.a_e = res
@@ -83,8 +85,8 @@ def utf32(text):
 
 
 def transform_units(b, per_unit):
-    """Apply python-computed transformations ``{row: [(char, change), ...]}`` (other text rows
-    unchanged) through the ``apply_transforms`` kernel."""
+    """Apply python-computed transformations ``{row: [(char, change), ...]}`` or ``{row: (code
+    points, changes)}`` (other text rows unchanged) through the ``apply_transforms`` kernel."""
     rows = b.text_rows()
     t_cps, t_chg, t_off = [], [], [0]
     for u in rows.tolist():
@@ -95,9 +97,11 @@ def transform_units(b, per_unit):
             t_chg.append(np.zeros(e - s, np.int64))
             t_off.append(t_off[-1] + e - s)
         else:
-            t_cps.append(np.array([ord(c) for c, _ in items], np.int32))
-            t_chg.append(np.array([c for _, c in items], np.int64))
-            t_off.append(t_off[-1] + len(items))
+            if isinstance(items, list):
+                items = (np.array([ord(c) for c, _ in items], np.int32), np.array([c for _, c in items], np.int64))
+            t_cps.append(items[0])
+            t_chg.append(items[1])
+            t_off.append(t_off[-1] + len(items[0]))
     cat_c = np.concatenate(t_cps).astype(np.int32) if t_cps else np.zeros(0, np.int32)
     cat_g = np.concatenate(t_chg).astype(np.int64) if t_chg else np.zeros(0, np.int64)
     init = np.zeros(len(rows), np.int64)

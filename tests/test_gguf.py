@@ -27,9 +27,9 @@ DATA = Path(__file__).parent / "data" / "gguf"
 
 
 # ------------------------------------------------------------------ a tiny GGUF writer
-_SCALAR = {"u8": (0, "<B"), "i8": (1, "<b"), "u16": (2, "<H"), "i16": (3, "<h"), "u32": (4, "<I"),
-           "i32": (5, "<i"), "f32": (6, "<f"), "bool": (7, "<?"), "u64": (10, "<Q"), "i64": (11, "<q"),
-           "f64": (12, "<d")}
+_SCALAR = {"u8": (0, "B"), "i8": (1, "b"), "u16": (2, "H"), "i16": (3, "h"), "u32": (4, "I"),
+           "i32": (5, "i"), "f32": (6, "f"), "bool": (7, "?"), "u64": (10, "Q"), "i64": (11, "q"),
+           "f64": (12, "d")}
 
 
 def _string(s, n):
@@ -38,27 +38,59 @@ def _string(s, n):
 
 
 def _value(kind, value, n):
-    """(type id, payload) for a value written as ``kind``: a scalar name, "str", or "arr:<kind>"."""
+    """(type id, payload) for a value written as ``kind``: a scalar name, "str", or "arr:<kind>";
+    ``n`` is the struct format of a length ("<Q", ">Q", "<I"), whose first character is the
+    byte order of every number."""
+    order = n[0]
     if kind in _SCALAR:
         t, fmt = _SCALAR[kind]
-        return t, struct.pack(fmt, value)
+        return t, struct.pack(order + fmt, value)
     if kind == "str":
         return 8, _string(value, n)
     if kind.startswith("arr:"):
         inner = kind[4:]
         parts = [_value(inner, v, n) for v in value]
         etype = parts[0][0] if parts else (_SCALAR[inner][0] if inner in _SCALAR else 8 if inner == "str" else 9)
-        return 9, struct.pack("<I", etype) + struct.pack(n, len(parts)) + b"".join(p for _, p in parts)
+        return 9, struct.pack(order + "I", etype) + struct.pack(n, len(parts)) + b"".join(p for _, p in parts)
     raise ValueError(kind)
 
 
-def write_gguf(kv, version=3):
-    """The bytes of a GGUF file without tensors: ``kv`` is ``{key: (kind, value)}``."""
-    n = "<Q" if version >= 2 else "<I"
-    out = [b"GGUF", struct.pack("<I", version), struct.pack(n, 0), struct.pack(n, len(kv))]
+def write_gguf(kv, version=3, order="<"):
+    """The bytes of a GGUF file without tensors: ``kv`` is ``{key: (kind, value)}``; ``order``
+    ">" writes a big-endian file as gguf-py does for s390x (the same magic bytes, every number
+    after them big-endian)."""
+    n = order + ("Q" if version >= 2 else "I")
+    out = [b"GGUF", struct.pack(order + "I", version), struct.pack(n, 0), struct.pack(n, len(kv))]
     for key, (kind, value) in kv.items():
         t, payload = _value(kind, value, n)
-        out += [_string(key, n), struct.pack("<I", t), payload]
+        out += [_string(key, n), struct.pack(order + "I", t), payload]
+    return b"".join(out)
+
+
+_NUMPY = {0: "u1", 1: "i1", 2: "u2", 3: "i2", 4: "u4", 5: "i4", 6: "f4", 7: "u1", 10: "u8", 11: "i8", 12: "f8"}
+
+
+def write_parsed(gguf, order):
+    """The metadata of a parsed ``GGUFFile`` written again in byte order ``order`` (tensor
+    count and key/value pairs, as gguf-py's writer lays them out; no tensor infos)."""
+    n = order + ("Q" if gguf.version >= 2 else "I")
+    out = [b"GGUF", struct.pack(order + "I", gguf.version), struct.pack(n, gguf.tensor_count),
+           struct.pack(n, len(gguf.metadata))]
+    for key, value in gguf.metadata.items():
+        t = gguf.types[key]
+        out += [_string(key, n), struct.pack(order + "I", t if isinstance(t, int) else 9)]
+        if isinstance(t, tuple):
+            etype = t[1]
+            assert etype != 9, "nested arrays: not in the zoo"
+            out.append(struct.pack(order + "I", etype) + struct.pack(n, len(value)))
+            if etype == 8:
+                out += [_string(v, n) for v in value]
+            else:
+                out.append(np.asarray(value).astype(order + _NUMPY[etype]).tobytes())
+        elif t == 8:
+            out.append(_string(value, n))
+        else:
+            out.append(struct.pack(order + dict((v[0], v[1]) for v in _SCALAR.values())[t], value))
     return b"".join(out)
 
 
@@ -272,7 +304,7 @@ def _patched(data, old, new):
 
 def test_impossible_lengths_are_value_errors():
     data = write_gguf(tiny_llama())
-    huge = struct.pack("<Q", 2**63)
+    huge = struct.pack("<Q", 2**63)  # (big-endian files: test_big_endian_truncation_and_corruption)
     n_tokens = struct.pack("<I", 8) + struct.pack("<Q", 3 + 256 + len(LLAMA_PIECES))  # string array, its count
     cases = {
         "kv count": data[:16] + huge + data[24:],
@@ -303,10 +335,73 @@ def test_corrupt_headers(bad, message):
         parse_gguf(bad)
 
 
-def test_big_endian_is_not_implemented():
-    data = b"GGUF" + struct.pack(">I", 3) + struct.pack(">Q", 0) * 2
-    with pytest.raises(NotImplementedError, match="big-endian"):
-        parse_gguf(data)
+# ------------------------------------------------------------------ big-endian files
+def test_big_endian_tiny_fixtures():
+    """A big-endian file (gguf-py's s390x layout) reads to the same metadata and tokenizer as the
+    little-endian one: every number swapped, strings as they are."""
+    from nbtok.formats.gguf import tokenizer_from_vocab
+    for name, make in sorted(FIXTURES.items()):
+        le, be = write_gguf(make()), write_gguf(make(), order=">")
+        assert be[:4] == le[:4] == b"GGUF" and be[4:8] == b"\x00\x00\x00\x03" and be != le
+        a, b = parse_gguf(le), parse_gguf(be)
+        assert (a.byte_order, b.byte_order) == ("<", ">") and b.types == a.types
+        _same_metadata(a, b)
+        ta, tb = (tokenizer_from_vocab(GGUFVocab(g)) for g in (a, b))
+        for text in ("hello world", "Hello playing world!", "hello x é 12", "hello<|endoftext|><tool>"):
+            assert tb.encode(text).tolist() == ta.encode(text).tolist(), (name, text)
+    v1 = parse_gguf(write_gguf(tiny_llama(), version=1, order=">"))
+    assert v1.version == 1 and v1.byte_order == ">"
+    _same_metadata(parse_gguf(write_gguf(tiny_llama())), v1)
+
+
+def _same_metadata(a, b):
+    assert a.metadata.keys() == b.metadata.keys()
+    for k, v in a.metadata.items():
+        w = b.metadata[k]
+        if isinstance(v, np.ndarray):
+            assert w.dtype == v.dtype and w.dtype.isnative and np.array_equal(w, v), k
+        else:
+            assert type(w) is type(v) and w == v, k
+
+
+def test_big_endian_every_value_type():
+    kv = {"a.u16": ("u16", 0x1234), "a.i32": ("i32", -3), "a.u64": ("u64", 2**64 - 2), "a.f32": ("f32", 0.5),
+          "a.f64": ("f64", -0.25), "a.bool": ("bool", True), "a.str": ("str", "héllo"),
+          "a.arr": ("arr:i16", [1, -2, 0x0102]), "a.f": ("arr:f32", [1.5, -2.0]), "a.u": ("arr:u64", [2**40 + 1]),
+          "a.nested": ("arr:arr:i32", [[1, 256], []]), "a.b": ("arr:bool", [True, False])}
+    md = parse_gguf(write_gguf(kv, order=">")).metadata
+    assert [md[k] for k in list(kv)[:7]] == [0x1234, -3, 2**64 - 2, 0.5, -0.25, True, "héllo"]
+    assert md["a.arr"].tolist() == [1, -2, 0x0102] and md["a.f"].tolist() == [1.5, -2.0]
+    assert md["a.u"].tolist() == [2**40 + 1] and md["a.b"].tolist() == [True, False]
+    assert [x.tolist() for x in md["a.nested"]] == [[1, 256], []]
+    # a big-endian body under a little-endian version is read little-endian: its counts are
+    # then impossible (the key/value count 12 reads as 12 << 56)
+    with pytest.raises(ValueError, match="corrupt GGUF.*key/value pairs"):
+        parse_gguf(b"GGUF" + struct.pack("<I", 3) + write_gguf(kv, order=">")[8:])
+
+
+def test_big_endian_truncation_and_corruption():
+    data = write_gguf(tiny_gpt2(), order=">")
+    for n in range(len(data)):
+        with pytest.raises(ValueError):
+            parse_gguf(data[:n])
+    huge = struct.pack(">Q", 2**63)
+    cases = {
+        "kv count": data[:16] + huge + data[24:],
+        "key length": data[:24] + struct.pack(">Q", 2**64 - 1) + data[32:],
+        "string length": _patched(data, struct.pack(">Q", 13) + b"<|endoftext|>", huge + b"<|endoftext|>"),
+        "token count": _patched(data, struct.pack(">I", 8) + struct.pack(">Q", 268), struct.pack(">I", 8) + huge),
+        "type count": _patched(data, struct.pack(">I", 5) + struct.pack(">Q", 268),
+                               struct.pack(">I", 5) + struct.pack(">Q", 2**61)),
+        "value type": _patched(data, b"tokenizer.ggml.pre" + struct.pack(">I", 8),
+                               b"tokenizer.ggml.pre" + struct.pack("<I", 8)),  # a little-endian type in it
+    }
+    for what, bad in cases.items():
+        with pytest.raises(ValueError, match="corrupt GGUF"):
+            parse_gguf(bad)
+        assert what
+    with pytest.raises(ValueError, match="unknown version"):
+        parse_gguf(b"GGUF" + struct.pack(">I", 4) + bytes(16))
 
 
 @pytest.mark.parametrize("change, error, message", [
@@ -523,6 +618,31 @@ def test_reader_equals_gguf_package(path):
     for k, v in want.items():
         got = md[k].tolist() if isinstance(md[k], np.ndarray) else md[k]
         assert got == pytest.approx(v) if isinstance(v, float) else got == v, k
+
+
+@pytest.mark.parametrize("path", _zoo_ggufs())
+def test_big_endian_copy_of_zoo_gguf(path):
+    """A zoo GGUF's metadata written again big-endian (``write_parsed``; written little-endian it
+    is the file's own first bytes, so the writer is gguf's layout): the same metadata, and its
+    tokenizer gives the little-endian file's ids (llama.cpp's .out lines) on every .inp case; cut
+    anywhere in its metadata it is a ValueError."""
+    import random
+    from nbtok.formats.gguf import tokenizer_from_vocab
+    raw = Path(path).read_bytes()
+    le = read_gguf(path)
+    assert raw.startswith(write_parsed(le, "<"))
+    be = write_parsed(le, ">")
+    g = parse_gguf(be)
+    assert g.byte_order == ">" and g.version == le.version and g.types == le.types
+    _same_metadata(le, g)
+    tok = tokenizer_from_vocab(GGUFVocab(g))
+    inputs, expected = read_cases(path)
+    plain = {"add_special_tokens": False} if getattr(tok.model, "accepts_add_special_tokens", False) else {}
+    assert [tok.encode(t, **plain).tolist() for t in inputs] == expected
+    rng = random.Random(1)
+    for n in [0, 5, 8, 23, len(be) - 1] + [rng.randrange(len(be)) for _ in range(40)]:
+        with pytest.raises(ValueError, match="GGUF"):
+            parse_gguf(be[:n])
 
 
 if __name__ == "__main__":  # write the committed fixtures again

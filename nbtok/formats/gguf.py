@@ -8,19 +8,24 @@ the tensors.
 ``tokenizer.ggml.model`` says which tokenizer the vocabulary is for:
 
 * ``gpt2``: byte-level BPE (tokens in GPT-2's byte alphabet, ``tokenizer.ggml.merges``); the
-  pre-tokenizer comes from ``tokenizer.ggml.pre`` (``PRE_TOKENIZERS``: the regex passes of the
-  model's own tokenizer.json, which llama.cpp's ``llama-vocab.cpp`` copies). Built as a
-  tokenizer.json pipeline (``nbtok.formats.huggingface``).
-* ``llama``: SentencePiece BPE over the pieces' scores, with byte fallback (``<0xXX>`` pieces)
-  and a dummy-prefix ``▁``; built as a sentencepiece ``ModelProto``
-  (``nbtok.formats.sentencepiece_model``), so it encodes exactly as sentencepiece.
+  pre-tokenizer comes from ``tokenizer.ggml.pre`` (``nbtok.formats.gguf_pre.PRE_TOKENIZERS``: the
+  regex passes of the model's own tokenizer.json, which llama.cpp's ``llama-vocab.cpp`` copies;
+  the pre types llama.cpp handles with more than regexes, ``UNSUPPORTED_PRE``, are a
+  ``NotImplementedError`` saying why). Built as a tokenizer.json pipeline
+  (``nbtok.formats.huggingface``).
+* ``llama``: SentencePiece BPE over the pieces' scores, with byte fallback (``<0xXX>`` pieces),
+  built as a sentencepiece ``ModelProto`` (``nbtok.formats.sentencepiece_model``) and tokenized as
+  llama.cpp does (``nbtok.formats.gguf_llama``): user-defined tokens (llama.cpp's own view of them:
+  ``</s>``, ``<|end|>`` and other end-of-generation texts are control tokens to it) are cut out of
+  the raw text longest first, and each text fragment gets its own space prefix; no
+  normalization (llama.cpp ignores ``remove_extra_whitespaces`` and a charsmap here).
 * ``t5``: SentencePiece Unigram with the ``precompiled_charsmap``; built the same way.
 * ``bert``: WordPiece. llama.cpp's converter writes word-initial tokens with a ``▁`` and
   continuation tokens without their ``##``; both are undone (``nbtok.formats.wordpiece``).
 
 Token types (``tokenizer.ggml.token_type``) follow sentencepiece's numbering: 1 normal, 2 unknown,
 3 control, 4 user-defined, 5 unused, 6 byte. Control tokens are special tokens, user-defined ones
-added tokens matched in the raw text, as in llama.cpp. Special ids come from
+added tokens matched in the raw text, as in llama.cpp (a ``llama`` vocabulary: see above). Special ids come from
 ``tokenizer.ggml.{bos,eos,unknown,padding,seperator,cls,mask}_token_id`` with llama.cpp's
 defaults, ``add_bos_token`` / ``add_eos_token`` from the file. A model type or pre-tokenizer nbtok
 cannot map is a ``NotImplementedError`` naming it.
@@ -28,10 +33,9 @@ cannot map is a ``NotImplementedError`` naming it.
 ``encode(text)`` of a ``gpt2`` / ``bert`` GGUF adds what llama.cpp adds with ``add_special=True``
 (BOS / EOS as the file asks; BERT's ``[CLS] ... [SEP]``), ``add_special_tokens=False`` leaves them
 out; a ``llama`` / ``t5`` GGUF keeps sentencepiece's convention (``encode(text, add_bos=True)``).
-``GGUFVocab.add_bos`` / ``add_eos`` say what the file asks for. One known difference from
-llama.cpp: in a ``llama`` vocabulary, text after a user-defined token found in the input (Phi-3's
-``</s>``) gets no new dummy-prefix ``▁`` (sentencepiece's rule; llama.cpp and HF's legacy Llama
-tokenizer give each such segment its own).
+``GGUFVocab.add_bos`` / ``add_eos`` say what the file asks for. A ``llama`` GGUF's ids are
+llama.cpp's ``llama_tokenize(text, add_special, parse_special=false)``: control tokens spelled in
+the text are text.
 
 Examples:
     >>> import nbtok
@@ -46,7 +50,7 @@ import numpy as np
 from .gguf_container import (  # noqa: F401  (the container's names, re-exported)
     ARRAY, BOOL, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, MAGIC, STRING, TYPE_NAMES as _TYPE_NAMES, UINT8,
     UINT16, UINT32, UINT64, GGUFFile, byte_order, parse_gguf, read_gguf)
-from .gguf_pre import PRE_TOKENIZERS  # noqa: F401
+from .gguf_pre import PRE_TOKENIZERS, UNSUPPORTED_PRE  # noqa: F401
 
 # token types (llama.cpp's LLAMA_TOKEN_TYPE_*, sentencepiece's numbering)
 UNDEFINED, NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = range(7)
@@ -89,6 +93,7 @@ class GGUFVocab:
     def __init__(self, gguf, where="<gguf>"):
         md = gguf.metadata
         self.where = where
+        self.metadata = md  # the whole file's (llama.cpp reads general.name, general.architecture too)
         model = _key(md, "model")
         if model is None:
             raise ValueError(f"{where}: a GGUF file without a vocabulary (no tokenizer.ggml.model key)")
@@ -193,6 +198,9 @@ def _template(v, ids):
 def gpt2_config(v):
     """The tokenizer.json dict of a ``gpt2`` GGUF vocabulary ``v`` (a ``GGUFVocab``)."""
     spec = PRE_TOKENIZERS.get(v.pre)
+    if v.pre in UNSUPPORTED_PRE:
+        raise NotImplementedError(f"{v.where}: GGUF pre-tokenizer {v.pre!r} is not supported by nbtok: "
+                                  f"{UNSUPPORTED_PRE[v.pre]}")
     if spec is None:
         raise NotImplementedError(f"{v.where}: GGUF pre-tokenizer {v.pre!r} is not supported by nbtok "
                                   f"(supported: {', '.join(sorted(PRE_TOKENIZERS))})")
@@ -243,16 +251,28 @@ def bert_config(v):
 
 
 # ------------------------------------------------------------------ llama / t5: sentencepiece
-def sentencepiece_proto(v):
+def sentencepiece_proto(v, kinds=None):
     """The serialized sentencepiece ``ModelProto`` of a ``llama`` (BPE) or ``t5`` (Unigram) GGUF
     vocabulary: its pieces, scores and types; the unknown id's piece is the one UNKNOWN piece
-    (sentencepiece has exactly one; other pieces a converter marked unknown become UNUSED)."""
+    (sentencepiece has exactly one; other pieces a converter marked unknown become UNUSED).
+
+    ``kinds`` (``gguf_llama.token_attributes``): llama.cpp's own view of the user-defined tokens;
+    one it made control is a control piece (not found in the text), one it made user-defined a
+    user-defined piece, one it made normal a normal piece. A ``llama`` vocabulary is not
+    normalized (llama.cpp's SPM tokenizer ignores remove_extra_whitespaces and a charsmap)."""
     from . import sentencepiece_model as spm
     if v.unk_id < 0:
         raise ValueError(f"{v.where}: a {v.model} GGUF vocabulary needs an unknown token")
     types = v.types.astype(np.int8)
     types[(types == UNKNOWN) | (types == UNDEFINED) | (types > BYTE) | (types < 0)] = UNUSED
     types[v.unk_id] = UNKNOWN
+    if kinds is not None:
+        from .gguf_llama import CONTROL as C, NORMAL as N, USER_DEFINED as U
+        for i, k in enumerate(kinds):
+            if k == {U} or k == {N}:
+                types[i] = U if k == {U} else N
+            elif types[i] == USER_DEFINED and C in k:
+                types[i] = CONTROL
     for name, i in (("bos", v.bos_id), ("eos", v.eos_id), ("pad", v.pad_id)):
         if i >= 0 and i != v.unk_id and types[i] == NORMAL:
             types[i] = CONTROL
@@ -268,9 +288,11 @@ def sentencepiece_proto(v):
         i = getattr(v, f"{name}_id")
         if i >= 0:
             trainer[f"{name}_piece"] = v.tokens[i]
-    normalizer = {"name": "identity" if not v.precompiled_charsmap else "user_defined",
-                  "precompiled_charsmap": v.precompiled_charsmap, "add_dummy_prefix": v.add_space_prefix,
-                  "remove_extra_whitespaces": v.remove_extra_whitespaces, "escape_whitespaces": True}
+    llama = v.model == "llama"
+    charsmap = b"" if llama else v.precompiled_charsmap
+    normalizer = {"name": "identity" if not charsmap else "user_defined",
+                  "precompiled_charsmap": charsmap, "add_dummy_prefix": v.add_space_prefix,
+                  "remove_extra_whitespaces": v.remove_extra_whitespaces and not llama, "escape_whitespaces": True}
     data = spm.ModelProtoData(piece_bytes, offsets, v.scores.astype(np.float32), types, None, None, None,
                               raw_trainer=spm.encode_spec(b"", spm.TRAINER_FIELDS, trainer),
                               raw_normalizer=spm.encode_spec(b"", spm.NORMALIZER_FIELDS, normalizer))
@@ -291,9 +313,19 @@ def load_gguf(path):
 
 
 def tokenizer_from_vocab(v):
-    """The ``Tokenizer`` of a ``GGUFVocab``."""
+    """The ``Tokenizer`` of a ``GGUFVocab``: a ``llama`` one tokenizes as llama.cpp
+    (``gguf_llama``: user-defined tokens cut out of the raw text, a space prefix per fragment)."""
     if v.model in ("gpt2", "bert"):
         from .huggingface import tokenizer_from_config
         return tokenizer_from_config(gpt2_config(v) if v.model == "gpt2" else bert_config(v))
     from .sentencepiece_model import tokenizer_from_proto
-    return tokenizer_from_proto(sentencepiece_proto(v))
+    if v.model != "llama":
+        return tokenizer_from_proto(sentencepiece_proto(v))
+    from ..tokenizer import Tokenizer
+    from .gguf_llama import LlamaCppSPM, partition_tokens, token_attributes
+    kinds = token_attributes(v, v.metadata)[0]
+    proto = sentencepiece_proto(v, kinds)
+    tokens = partition_tokens(v, v.metadata)
+    if not tokens:
+        return tokenizer_from_proto(proto)
+    return Tokenizer(LlamaCppSPM.from_proto_bytes(proto, tokens))

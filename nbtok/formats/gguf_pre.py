@@ -1,5 +1,7 @@
 """The pre-tokenizers of ``gpt2`` GGUF vocabularies: ``PRE_TOKENIZERS`` maps each
-``tokenizer.ggml.pre`` nbtok reads to its regex passes (see ``_pre_tokenizers``)."""
+``tokenizer.ggml.pre`` nbtok reads to its regex passes (see ``_pre_tokenizers``);
+``UNSUPPORTED_PRE`` says, for the pre types of llama.cpp's ``llama-vocab.cpp`` that nbtok does
+not map, what llama.cpp does that is more than a list of regexes."""
 
 
 _GPT2_RE = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)"""
@@ -20,6 +22,28 @@ _DEEPSEEK_LLM_LETTERS = "\\s?[" + (
     "\uff41-\uff5a\U00010400-\U0001044f\U000104b0-\U000104d3\U000104d8-\U000104fb\U00010c80-"
     "\U00010cb2\U00010cc0-\U00010cf2\U000118a0-\U000118df\U0001e900-\U0001e943"
 ) + "]+"
+
+
+# llama.cpp's own spelling (LLAMA_VOCAB_PRE_TYPE_GRANITE_EMB_MULTI: GPT-4o's lookaheads with \p{M})
+_APOS = "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?"
+GRANITE_EMB_MULTI = (r"[^\r\n\p{L}\p{N}]?((?=[\p{L}\p{M}])([^a-z]))*((?=[\p{L}\p{M}])([^A-Z]))+" + _APOS
+                     + r"|[^\r\n\p{L}\p{N}]?((?=[\p{L}\p{M}])([^a-z]))+((?=[\p{L}\p{M}])([^A-Z]))*" + _APOS
+                     + r"|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+
+#: llama.cpp pre types that are not a list of regexes over GPT-2's byte alphabet, and why
+UNSUPPORTED_PRE = {
+    "kimi-k2": "llama.cpp splits with a custom handler (unicode.cpp's K2 patterns with Han exclusion), "
+               "not a regex",
+    "afmoe": "llama.cpp groups digits with a custom handler (\\p{AFMoE_digits} in unicode.cpp), not a regex",
+    "gemma4": "llama.cpp's Gemma 4 BPE works on raw UTF-8 with '\u2581' for spaces and takes a newline run "
+              "whole when it is a token (llm_tokenizer_bpe_session)",
+    "granite-embed-multi-311m": "llama.cpp tokenizes it as Gemma 4 (raw UTF-8, '\u2581' for spaces, newline "
+                                "runs whole when they are tokens)",
+    "sarvam-moe": "llama.cpp's Sarvam BPE works on raw UTF-8 with '\u2581' for spaces and <0xXX> byte "
+                  "tokens, not GPT-2's byte alphabet",
+    "whitespace": "llama.cpp splits at Unicode whitespace in its own session and merges raw UTF-8, not "
+                  "GPT-2's byte alphabet",
+}
 
 
 def _pre_tokenizers():
@@ -79,6 +103,16 @@ def _pre_tokenizers():
         (("spark2_5",), ((r"\p{N}{1,3}", r"[一-龥぀-ゟ゠-ヿ]+",
                           r"""[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+"""
                           r"""| ?[\p{P}\p{S}]+|[\r\n]|\s+(?!\S)|\s+""", r"\p{N}"), False, False)),
+        (("chameleon",), ((r"<sentinel:[0-9]+>", r"(IMGIMG)((A|B|C|D|E|F|G|H|I){1,4})Z", r"([\t\n]|    |  )", r"\p{N}",
+                           r"[\p{P}!-/:-@\[-`{-~]", _GPT2_RE), False, False)),
+        # llama.cpp's second pass, "(?=(\d{3})+(?!\d))", matches only empty strings: its matches
+        # are split points (unicode_regex_split_stl keeps the text between them), cutting digit
+        # runs into threes from the right. nbtok's Split skips empty matches, so the pass is
+        # written as what it leaves: the shortest text up to the next such point or the end.
+        # It has no \p{...} class, so llama.cpp runs it with std::wregex, whose \d is ASCII only
+        # (iswdigit): [0-9] here
+        (("superbpe",), ((r"\p{N}+", r"(?s:.+?)(?=(?:[0-9]{3})+(?![0-9])|\Z)"), False, False)),
+        (("granite-embed-multi-97m",), ((GRANITE_EMB_MULTI,), False, True)),
         (("youtu",), ((r"[가-힣ㄱ-ㆎ]+|[！…“”‘’—：；，、-〿︰-﹏]+|[ㄅ-ㄯ]+|[一-龥぀-ゟ゠-ヿ]+",
                        O200K.replace(r"\p{N}{1,3}", r"\p{N}")), False, True)),
     ]:

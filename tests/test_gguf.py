@@ -27,9 +27,9 @@ DATA = Path(__file__).parent / "data" / "gguf"
 
 
 # ------------------------------------------------------------------ a tiny GGUF writer
-_SCALAR = {"u8": (0, "<B"), "i8": (1, "<b"), "u16": (2, "<H"), "i16": (3, "<h"), "u32": (4, "<I"),
-           "i32": (5, "<i"), "f32": (6, "<f"), "bool": (7, "<?"), "u64": (10, "<Q"), "i64": (11, "<q"),
-           "f64": (12, "<d")}
+_SCALAR = {"u8": (0, "B"), "i8": (1, "b"), "u16": (2, "H"), "i16": (3, "h"), "u32": (4, "I"),
+           "i32": (5, "i"), "f32": (6, "f"), "bool": (7, "?"), "u64": (10, "Q"), "i64": (11, "q"),
+           "f64": (12, "d")}
 
 
 def _string(s, n):
@@ -38,27 +38,59 @@ def _string(s, n):
 
 
 def _value(kind, value, n):
-    """(type id, payload) for a value written as ``kind``: a scalar name, "str", or "arr:<kind>"."""
+    """(type id, payload) for a value written as ``kind``: a scalar name, "str", or "arr:<kind>";
+    ``n`` is the struct format of a length ("<Q", ">Q", "<I"), whose first character is the
+    byte order of every number."""
+    order = n[0]
     if kind in _SCALAR:
         t, fmt = _SCALAR[kind]
-        return t, struct.pack(fmt, value)
+        return t, struct.pack(order + fmt, value)
     if kind == "str":
         return 8, _string(value, n)
     if kind.startswith("arr:"):
         inner = kind[4:]
         parts = [_value(inner, v, n) for v in value]
         etype = parts[0][0] if parts else (_SCALAR[inner][0] if inner in _SCALAR else 8 if inner == "str" else 9)
-        return 9, struct.pack("<I", etype) + struct.pack(n, len(parts)) + b"".join(p for _, p in parts)
+        return 9, struct.pack(order + "I", etype) + struct.pack(n, len(parts)) + b"".join(p for _, p in parts)
     raise ValueError(kind)
 
 
-def write_gguf(kv, version=3):
-    """The bytes of a GGUF file without tensors: ``kv`` is ``{key: (kind, value)}``."""
-    n = "<Q" if version >= 2 else "<I"
-    out = [b"GGUF", struct.pack("<I", version), struct.pack(n, 0), struct.pack(n, len(kv))]
+def write_gguf(kv, version=3, order="<"):
+    """The bytes of a GGUF file without tensors: ``kv`` is ``{key: (kind, value)}``; ``order``
+    ">" writes a big-endian file as gguf-py does for s390x (the same magic bytes, every number
+    after them big-endian)."""
+    n = order + ("Q" if version >= 2 else "I")
+    out = [b"GGUF", struct.pack(order + "I", version), struct.pack(n, 0), struct.pack(n, len(kv))]
     for key, (kind, value) in kv.items():
         t, payload = _value(kind, value, n)
-        out += [_string(key, n), struct.pack("<I", t), payload]
+        out += [_string(key, n), struct.pack(order + "I", t), payload]
+    return b"".join(out)
+
+
+_NUMPY = {0: "u1", 1: "i1", 2: "u2", 3: "i2", 4: "u4", 5: "i4", 6: "f4", 7: "u1", 10: "u8", 11: "i8", 12: "f8"}
+
+
+def write_parsed(gguf, order):
+    """The metadata of a parsed ``GGUFFile`` written again in byte order ``order`` (tensor
+    count and key/value pairs, as gguf-py's writer lays them out; no tensor infos)."""
+    n = order + ("Q" if gguf.version >= 2 else "I")
+    out = [b"GGUF", struct.pack(order + "I", gguf.version), struct.pack(n, gguf.tensor_count),
+           struct.pack(n, len(gguf.metadata))]
+    for key, value in gguf.metadata.items():
+        t = gguf.types[key]
+        out += [_string(key, n), struct.pack(order + "I", t if isinstance(t, int) else 9)]
+        if isinstance(t, tuple):
+            etype = t[1]
+            assert etype != 9, "nested arrays: not in the zoo"
+            out.append(struct.pack(order + "I", etype) + struct.pack(n, len(value)))
+            if etype == 8:
+                out += [_string(v, n) for v in value]
+            else:
+                out.append(np.asarray(value).astype(order + _NUMPY[etype]).tobytes())
+        elif t == 8:
+            out.append(_string(value, n))
+        else:
+            out.append(struct.pack(order + dict((v[0], v[1]) for v in _SCALAR.values())[t], value))
     return b"".join(out)
 
 
@@ -272,7 +304,7 @@ def _patched(data, old, new):
 
 def test_impossible_lengths_are_value_errors():
     data = write_gguf(tiny_llama())
-    huge = struct.pack("<Q", 2**63)
+    huge = struct.pack("<Q", 2**63)  # (big-endian files: test_big_endian_truncation_and_corruption)
     n_tokens = struct.pack("<I", 8) + struct.pack("<Q", 3 + 256 + len(LLAMA_PIECES))  # string array, its count
     cases = {
         "kv count": data[:16] + huge + data[24:],
@@ -303,15 +335,151 @@ def test_corrupt_headers(bad, message):
         parse_gguf(bad)
 
 
-def test_big_endian_is_not_implemented():
-    data = b"GGUF" + struct.pack(">I", 3) + struct.pack(">Q", 0) * 2
-    with pytest.raises(NotImplementedError, match="big-endian"):
-        parse_gguf(data)
+# ------------------------------------------------------------------ big-endian files
+def test_big_endian_tiny_fixtures():
+    """A big-endian file (gguf-py's s390x layout) reads to the same metadata and tokenizer as the
+    little-endian one: every number swapped, strings as they are."""
+    from nbtok.formats.gguf import tokenizer_from_vocab
+    for name, make in sorted(FIXTURES.items()):
+        le, be = write_gguf(make()), write_gguf(make(), order=">")
+        assert be[:4] == le[:4] == b"GGUF" and be[4:8] == b"\x00\x00\x00\x03" and be != le
+        a, b = parse_gguf(le), parse_gguf(be)
+        assert (a.byte_order, b.byte_order) == ("<", ">") and b.types == a.types
+        _same_metadata(a, b)
+        ta, tb = (tokenizer_from_vocab(GGUFVocab(g)) for g in (a, b))
+        for text in ("hello world", "Hello playing world!", "hello x é 12", "hello<|endoftext|><tool>"):
+            assert tb.encode(text).tolist() == ta.encode(text).tolist(), (name, text)
+    v1 = parse_gguf(write_gguf(tiny_llama(), version=1, order=">"))
+    assert v1.version == 1 and v1.byte_order == ">"
+    _same_metadata(parse_gguf(write_gguf(tiny_llama())), v1)
+
+
+def _same_metadata(a, b):
+    assert a.metadata.keys() == b.metadata.keys()
+    for k, v in a.metadata.items():
+        w = b.metadata[k]
+        if isinstance(v, np.ndarray):
+            assert w.dtype == v.dtype and w.dtype.isnative and np.array_equal(w, v), k
+        else:
+            assert type(w) is type(v) and w == v, k
+
+
+def test_big_endian_every_value_type():
+    kv = {"a.u16": ("u16", 0x1234), "a.i32": ("i32", -3), "a.u64": ("u64", 2**64 - 2), "a.f32": ("f32", 0.5),
+          "a.f64": ("f64", -0.25), "a.bool": ("bool", True), "a.str": ("str", "héllo"),
+          "a.arr": ("arr:i16", [1, -2, 0x0102]), "a.f": ("arr:f32", [1.5, -2.0]), "a.u": ("arr:u64", [2**40 + 1]),
+          "a.nested": ("arr:arr:i32", [[1, 256], []]), "a.b": ("arr:bool", [True, False])}
+    md = parse_gguf(write_gguf(kv, order=">")).metadata
+    assert [md[k] for k in list(kv)[:7]] == [0x1234, -3, 2**64 - 2, 0.5, -0.25, True, "héllo"]
+    assert md["a.arr"].tolist() == [1, -2, 0x0102] and md["a.f"].tolist() == [1.5, -2.0]
+    assert md["a.u"].tolist() == [2**40 + 1] and md["a.b"].tolist() == [True, False]
+    assert [x.tolist() for x in md["a.nested"]] == [[1, 256], []]
+    # a big-endian body under a little-endian version is read little-endian: its counts are
+    # then impossible (the key/value count 12 reads as 12 << 56)
+    with pytest.raises(ValueError, match="corrupt GGUF.*key/value pairs"):
+        parse_gguf(b"GGUF" + struct.pack("<I", 3) + write_gguf(kv, order=">")[8:])
+
+
+def test_big_endian_truncation_and_corruption():
+    data = write_gguf(tiny_gpt2(), order=">")
+    for n in range(len(data)):
+        with pytest.raises(ValueError):
+            parse_gguf(data[:n])
+    huge = struct.pack(">Q", 2**63)
+    cases = {
+        "kv count": data[:16] + huge + data[24:],
+        "key length": data[:24] + struct.pack(">Q", 2**64 - 1) + data[32:],
+        "string length": _patched(data, struct.pack(">Q", 13) + b"<|endoftext|>", huge + b"<|endoftext|>"),
+        "token count": _patched(data, struct.pack(">I", 8) + struct.pack(">Q", 268), struct.pack(">I", 8) + huge),
+        "type count": _patched(data, struct.pack(">I", 5) + struct.pack(">Q", 268),
+                               struct.pack(">I", 5) + struct.pack(">Q", 2**61)),
+        "value type": _patched(data, b"tokenizer.ggml.pre" + struct.pack(">I", 8),
+                               b"tokenizer.ggml.pre" + struct.pack("<I", 8)),  # a little-endian type in it
+    }
+    for what, bad in cases.items():
+        with pytest.raises(ValueError, match="corrupt GGUF"):
+            parse_gguf(bad)
+        assert what
+    with pytest.raises(ValueError, match="unknown version"):
+        parse_gguf(b"GGUF" + struct.pack(">I", 4) + bytes(16))
+
+
+# ------------------------------------------------------------------ pre types as llama.cpp's regex lists
+#: llama-vocab.cpp's regex_exprs of the pre types nbtok maps from them directly (copied from
+#: llm_tokenizer_bpe's constructor as data, in llama.cpp's own spelling)
+LLAMA_CPP_REGEXES = {
+    "chameleon": ["<sentinel:[0-9]+>", "(IMGIMG)((A|B|C|D|E|F|G|H|I){1,4})Z", "([\\t\\n]|    |  )", "\\p{N}",
+                  "[\\p{P}!-/:-@\\[-`{-~]",
+                  "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)"],
+    "superbpe": ["\\p{N}+", "(?=(\\d{3})+(?!\\d))"],
+    "granite-embed-multi-97m": [
+        "[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}\\p{M}])([^a-z]))*((?=[\\p{L}\\p{M}])([^A-Z]))+(?:'[sS]|'[tT]|'[rR][eE]|"
+        "'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}\\p{M}])([^a-z]))+((?=[\\p{L}\\p{M}])"
+        "([^A-Z]))*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+"
+        "[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"],
+}
+
+
+def llama_cpp_split(patterns, text):
+    """llama.cpp's ``unicode_regex_split`` with the ``regex`` module: each pattern splits every
+    piece of the one before into its matches and the text between them; an empty match is only
+    a split point. A pattern without a ``\\p{...}`` class runs in llama.cpp under std::wregex,
+    whose ``\\d`` is ASCII (``iswdigit``), so ``\\d`` is ``[0-9]`` there."""
+    import regex
+    pieces = [text]
+    for p in patterns:
+        if "\\p{" not in p:
+            p = p.replace("\\d", "[0-9]")
+        r, out = regex.compile(p), []
+        for piece in pieces:
+            prev = 0
+            for m in r.finditer(piece):
+                if m.start() > prev:
+                    out.append(piece[prev:m.start()])
+                if m.end() > m.start():
+                    out.append(m.group())
+                prev = m.end()
+            if prev < len(piece):
+                out.append(piece[prev:])
+        pieces = out
+    return pieces
+
+
+@pytest.mark.parametrize("pre", sorted(LLAMA_CPP_REGEXES))
+def test_pre_type_split_equals_llama_cpp_regexes(pre):
+    """nbtok's pre-tokenizer for the pre type (the Split passes gpt2_config builds, before the
+    byte-level mapping) splits the shared corpora lines as llama.cpp's regex list does."""
+    from conftest import corpus_files, shared_data_dir
+    from nbtok.formats.gguf import gpt2_config
+    from nbtok.pre_tokenizers.components import build_pre_tokenizer, pre_tokenize_str
+    cfg = gpt2_config(GGUFVocab(parse_gguf(write_gguf(tiny_gpt2(pre=pre)))))["pre_tokenizer"]
+    passes = cfg["pretokenizers"][:-1]
+    assert cfg["pretokenizers"][-1] == {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
+                                        "use_regex": False}
+    split = build_pre_tokenizer({"type": "Sequence", "pretokenizers": passes})
+    lines = ["1234567 x12 ١1234 123ab456", "<sentinel:12> IMGIMGABZ IMGIMGAZZ\t\n    x  y", "HeLLo wörld's DON'T Ünï",
+             "", " ", "a\n\n b", "Çé, üñ! ¿qué? 1,000,000.50 $5 😀👍🏽", "e\u0301 नमस्ते দেশ ไทย"]
+    root = shared_data_dir()
+    if root is not None:
+        for f in corpus_files(root):
+            lines += [t for t in f.read_bytes().decode("utf-8", errors="replace").splitlines() if t.strip()][:20]
+    bad = [(t, g, w) for t in lines
+           if (g := [x for x, _ in pre_tokenize_str(split, t)]) != (w := llama_cpp_split(LLAMA_CPP_REGEXES[pre], t))]
+    assert not bad, f"{len(bad)} of {len(lines)} lines differ; first: {bad[0]!r}"
+    if pre == "superbpe":  # the groups of three, and no split of non-ASCII digits by the \d pass
+        assert [x for x, _ in pre_tokenize_str(split, "x 1234567 ١٢٣٤")] == ["x ", "1", "234", "567", " ", "١٢٣٤"]
+
+
+@pytest.mark.parametrize("pre", ["kimi-k2", "afmoe", "gemma4", "granite-embed-multi-311m", "sarvam-moe",
+                                 "whitespace", "no-such-pre"])
+def test_pre_types_nbtok_cannot_reproduce(tmp_path, pre):
+    with pytest.raises(NotImplementedError, match=f"'{pre}'"):
+        _load(tmp_path, tiny_gpt2(pre=pre))
 
 
 @pytest.mark.parametrize("change, error, message", [
     ({"tokenizer.ggml.model": ("str", "rwkv")}, NotImplementedError, "'rwkv'"),
-    ({"tokenizer.ggml.pre": ("str", "chameleon")}, NotImplementedError, "'chameleon'"),
+    ({"tokenizer.ggml.pre": ("str", "kimi-k2")}, NotImplementedError, "'kimi-k2'.*custom handler"),
     ({"tokenizer.ggml.model": None}, ValueError, "no tokenizer.ggml.model"),
     ({"tokenizer.ggml.tokens": None}, ValueError, "tokenizer.ggml.tokens"),
     ({"tokenizer.ggml.tokens": ("arr:str", [])}, ValueError, "empty"),
@@ -389,6 +557,178 @@ def test_llama_cpp_vocab_tests(path):
     assert not bad, f"{len(bad)} of {len(inputs)} cases differ; first: {bad[0]!r}"
     if "bert" not in path.name:  # byte-level BPE and SentencePiece decode every case back (WordPiece is lossy)
         assert [tok.decode(ids) for ids in expected] == inputs
+
+
+# ------------------------------------------------------------------ llama.cpp's SPM rule
+def llama_cpp_spm(v, text, _cache={}):
+    """llama.cpp's ids for ``text`` (``llama_tokenize`` with add_special=false,
+    parse_special=false) over a ``llama`` GGUFVocab ``v``, re-implemented here from
+    ``src/llama-vocab.cpp`` as the oracle: ``tokenizer_st_partition`` over the user-defined
+    tokens llama.cpp keeps (``gguf_llama.partition_tokens``: longest first, every occurrence),
+    then per text fragment " " in front (``add_space_prefix`` and ``is_prev_special``, true at the
+    start and after a token), spaces to "▁", and ``llm_tokenizer_spm_session``: UTF-8 characters
+    merged pairwise, highest-score pair first (leftmost on ties), a pair merging only if its text
+    is any token of the vocabulary; a final symbol that is no token becomes its bytes' <0xXX>."""
+    import heapq
+    from nbtok.formats.gguf_llama import partition, partition_tokens
+    if _cache.get("v") is not v:
+        _cache.update(v=v, ids={t.encode("utf-8"): i for i, t in enumerate(v.tokens)},
+                      cut=partition_tokens(v, v.metadata), scores=v.scores.tolist())
+    ids, scores = _cache["ids"], _cache["scores"]
+    out, prev_special = [], True
+    for frag in partition(text.encode("utf-8"), _cache["cut"]):
+        if type(frag) is int:
+            out.append(frag)
+            prev_special = True
+            continue
+        s = ((b" " if v.add_space_prefix and prev_special else b"") + frag).replace(b" ", "▁".encode())
+        prev_special = False
+        starts, i = [], 0
+        while i < len(s):
+            starts.append(i)
+            b = s[i]
+            i += 1 if b < 0x80 else 2 if b >> 5 == 6 else 3 if b >> 4 == 14 else 4
+        sym = [[st, min(i, len(s)) - st if k + 1 == len(starts) else starts[k + 1] - st, k - 1,
+                k + 1 if k + 1 < len(starts) else -1] for k, st in enumerate(starts)]  # start, n, prev, next
+        heap = []
+
+        def add(left, right):
+            if left < 0 or right < 0:
+                return
+            t = s[sym[left][0]:sym[left][0] + sym[left][1] + sym[right][1]]
+            if t in ids:
+                heapq.heappush(heap, (-scores[ids[t]], left, right, len(t)))
+        for k in range(1, len(sym)):
+            add(k - 1, k)
+        while heap:
+            _, left, right, size = heapq.heappop(heap)
+            if sym[left][1] == 0 or sym[right][1] == 0 or sym[left][1] + sym[right][1] != size:
+                continue
+            sym[left][1] += sym[right][1]
+            sym[right][1] = 0
+            sym[left][3] = sym[right][3]
+            if sym[right][3] >= 0:
+                sym[sym[right][3]][2] = left
+            add(sym[left][2], left)
+            add(left, sym[left][3])
+        k = 0 if sym else -1
+        while k != -1:
+            t = s[sym[k][0]:sym[k][0] + sym[k][1]]
+            out += [ids[t]] if t in ids else [ids[f"<0x{c:02X}>".encode()] for c in t]
+            k = sym[k][3]
+    return out
+
+
+def _llama_with_tokens(extra, name=None, **keys):
+    """tiny_llama with ``extra`` [(token, type)] appended (score 0, as converters write added tokens)."""
+    kv = tiny_llama()
+    kv["tokenizer.ggml.tokens"] = ("arr:str", kv["tokenizer.ggml.tokens"][1] + [t for t, _ in extra])
+    kv["tokenizer.ggml.scores"] = ("arr:f32", kv["tokenizer.ggml.scores"][1] + [0.0] * len(extra))
+    kv["tokenizer.ggml.token_type"] = ("arr:i32", kv["tokenizer.ggml.token_type"][1] + [k for _, k in extra])
+    if name is not None:
+        kv["general.name"] = ("str", name)
+    for k, value in keys.items():
+        kv[f"tokenizer.ggml.{k}"] = value
+    return kv
+
+
+def test_llama_space_prefix_after_user_defined_token(tmp_path):
+    """llama.cpp's rule, worked out by hand on tiny_llama: a user-defined token is cut out of the
+    raw text, and every text fragment (the first, and each one after a cut token) gets its own
+    " " in front before spaces become "▁" (llama_tokenize's is_prev_special). sentencepiece
+    would add one "▁" at the start of the whole text only, so "hello<tool>hello" would end in
+    h e ll o there; llama.cpp gives "▁hello" twice."""
+    kv = _llama_with_tokens([("<tool>", 4), ("lo<", 4), ("<|end|>", 4)])
+    tok = _load(tmp_path, kv)
+    v = GGUFVocab(parse_gguf(write_gguf(kv)))
+    pid = {t: i for i, t in enumerate(v.tokens)}
+    hello, sp, tool = pid["▁hello"], pid["▁"], pid["<tool>"]
+    byte = {c: pid[f"<0x{ord(c):02X}>"] for c in "<|end>x"}
+    cases = {
+        "hello<tool>hello": [hello, tool, hello],
+        "<tool>hello": [tool, hello],                     # the first fragment after a token: " hello"
+        "<tool> hello": [tool, sp, hello],                # " " + " hello": "▁▁hello"
+        "hello<tool>": [hello, tool],
+        "<tool><tool>": [tool, tool],
+        # longest token first over the whole text: "<tool>" (6 bytes) before "lo<" (3), so "lo<"
+        # is not cut out of "hello<tool>" (a leftmost match would cut "hel" + "lo<" + "tool>")
+        "hello<tool>x": [hello, tool, sp, byte["x"]],
+        "hello<x": [pid["▁he"], pid["l"], pid["lo<"], sp, byte["x"]],  # " hel": "▁he" + "l" (no "▁hel")
+        # "<|end|>" is an end-of-generation text: llama.cpp makes it a control token, and control
+        # tokens are text with parse_special=false (bytes here: no piece spells it)
+        "<|end|>": [sp] + [pid.get(c, byte[c]) for c in "<|end|>"],
+    }
+    for text, want in cases.items():
+        assert llama_cpp_spm(v, text) == want, text      # the oracle agrees with the hand-worked ids
+        assert tok.encode(text).tolist() == want, text
+    assert tok.encode("hello<tool>hello", add_bos=True).tolist() == [1, hello, tool, hello]
+    assert [a.tolist() for a in tok.encode_batch(list(cases))] == list(cases.values())
+    assert tok.encode_as_pieces("hello<tool>hello") == ["▁hello", "<tool>", "▁hello"]
+    import pickle
+    assert pickle.loads(pickle.dumps(tok)).encode("<tool>hello").tolist() == [tool, hello]
+    with pytest.raises(NotImplementedError, match="user-defined token"):
+        tok.encode_with_offsets("hello<tool>")
+
+
+def test_llama_phi3_rstrip_and_no_normalization(tmp_path):
+    """A general.name with "phi3" gives cut tokens llama.cpp's rstrip (the whitespace after
+    them is dropped, then the fragment gets its " "); a llama vocabulary is not normalized by
+    llama.cpp's SPM tokenizer, so remove_extra_whitespaces=true keeps every space."""
+    extra = [("<tool>", 4), ("<|endoftext|>", 3)]
+    kv = _llama_with_tokens(extra, name="Phi3 tiny", remove_extra_whitespaces=("bool", True))
+    v = GGUFVocab(parse_gguf(write_gguf(kv)))
+    pid = {t: i for i, t in enumerate(v.tokens)}
+    hello, sp, tool = pid["▁hello"], pid["▁"], pid["<tool>"]
+    tok = _load(tmp_path, kv)
+    for text, want in {"<tool>  \n hello": [tool, hello], "hello <tool> hello": [hello, sp, tool, hello],
+                       "  hello": [sp, sp, hello], "hello  ": [hello, sp, sp]}.items():
+        assert llama_cpp_spm(v, text) == want, text
+        assert tok.encode(text).tolist() == want, text
+    # without the name: no rstrip
+    plain = _load(tmp_path, _llama_with_tokens(extra))
+    assert plain.encode("<tool>  hello").tolist() == [tool, sp, sp, hello]
+    # a Phi-3 vocabulary without "<s>", "</s>", "<unk>", "<|endoftext|>" is refused, as llama.cpp does
+    with pytest.raises(ValueError, match="Phi-3"):
+        _load(tmp_path, _llama_with_tokens([("<tool>", 4)], name="phi-3"))
+
+
+def test_llama_fim_tokens_of_unknown_choice(tmp_path):
+    kv = _llama_with_tokens([("<PRE>", 4), ("▁<PRE>", 4)])
+    with pytest.raises(NotImplementedError, match="fill-in-the-middle"):
+        _load(tmp_path, kv)
+    kv["tokenizer.ggml.prefix_token_id"] = ("u32", 1)  # named by the file: both stay user-defined
+    tok = _load(tmp_path, kv)
+    pid = {t: i for i, t in enumerate(kv["tokenizer.ggml.tokens"][1])}
+    assert tok.encode("hello<PRE>").tolist() == [pid["▁hello"], pid["<PRE>"]]
+
+
+@pytest.mark.parametrize("name", ["llama2/ggml-vocab-llama-spm.gguf", "phi3/ggml-vocab-phi-3.gguf"])
+def test_llama_cpp_rule_on_zoo_vocabularies(tmp_path, name):
+    """The zoo's llama / phi-3 GGUFs with user-defined tokens appended (and Phi-3's own "</s>",
+    user-defined in the file, which llama.cpp makes control): nbtok's ids equal the oracle's
+    (llama.cpp's algorithm, ``llama_cpp_spm``) on llama.cpp's .inp cases with the tokens around
+    and inside them."""
+    from conftest import shared_data_dir
+    root = shared_data_dir()
+    if root is None or not (root / "zoo" / name).is_file():
+        pytest.skip("../shared/data/zoo is absent (set NBTOK_SHARED_DATA)")
+    g = read_gguf(root / "zoo" / name)
+    md = g.metadata
+    extra = ["<tool>", "<|im_start|>", "%%%"]
+    md["tokenizer.ggml.tokens"] = md["tokenizer.ggml.tokens"] + extra
+    md["tokenizer.ggml.scores"] = np.concatenate([md["tokenizer.ggml.scores"], np.zeros(3, np.float32)])
+    md["tokenizer.ggml.token_type"] = np.concatenate([md["tokenizer.ggml.token_type"], np.full(3, 4, np.int32)])
+    (tmp_path / "v.gguf").write_bytes(write_parsed(g, "<"))
+    tok = nbtok.Tokenizer.from_gguf(tmp_path / "v.gguf")
+    v = GGUFVocab(read_gguf(tmp_path / "v.gguf"))
+    inputs, _ = read_cases(root / "zoo" / name)
+    texts = []
+    for i, t in enumerate(inputs):
+        a, b = extra[i % 3], extra[(i + 1) % 3]
+        texts += [f"{t}{a}{t}", f"{a}{t}", f"{t} {b}  {t}{a}", f"</s>{t}</s> {t}", t[: len(t) // 2] + a + t[len(t) // 2:]]
+    bad = [(t, g, w) for t in texts if (g := tok.encode(t).tolist()) != (w := llama_cpp_spm(v, t))]
+    assert not bad, f"{len(bad)} of {len(texts)} differ; first: {bad[0]!r}"
+    assert [a.tolist() for a in tok.encode_batch(texts[:20])] == [llama_cpp_spm(v, t) for t in texts[:20]]
 
 
 @pytest.mark.parametrize("path", _zoo_ggufs())
@@ -507,6 +847,17 @@ def test_converted_sentencepiece_equals_sentencepiece(tmp_path, name, model):
     tok = nbtok.Tokenizer.from_gguf(tmp_path / "v.gguf")
     ref = spm.SentencePieceProcessor(model_file=str(root / "zoo" / name))
     want = ref.encode(lines)
+    if model == "llama":
+        # a llama GGUF tokenizes as llama.cpp (the oracle llama_cpp_spm); its rule differs from
+        # sentencepiece's only on lines holding a user-defined token or a text llama.cpp makes
+        # a control token (Gemma's "</s>": sentencepiece matches it whole, llama.cpp merges it)
+        from nbtok.formats.gguf_llama import EOG_TEXTS
+        v = GGUFVocab(read_gguf(tmp_path / "v.gguf"))
+        cpp = [llama_cpp_spm(v, t) for t in lines]
+        marks = [t for t, k in zip(v.tokens, v.types.tolist()) if k == 4] + list(EOG_TEXTS)
+        assert all(any(m in t for m in marks) for t, a, b in zip(lines, cpp, want) if a != b)
+        assert sum(a == b for a, b in zip(cpp, want)) > 0.9 * len(lines)
+        want = cpp
     bad = [(t, g, w) for t, w in zip(lines, want) if (g := tok.encode(t).tolist()) != w]
     assert not bad, f"{len(bad)} of {len(lines)} lines differ; first: {bad[0]!r}"
     assert tok.encode("hi", add_bos=model == "llama", add_eos=model == "t5").tolist() == \
@@ -523,6 +874,31 @@ def test_reader_equals_gguf_package(path):
     for k, v in want.items():
         got = md[k].tolist() if isinstance(md[k], np.ndarray) else md[k]
         assert got == pytest.approx(v) if isinstance(v, float) else got == v, k
+
+
+@pytest.mark.parametrize("path", _zoo_ggufs())
+def test_big_endian_copy_of_zoo_gguf(path):
+    """A zoo GGUF's metadata written again big-endian (``write_parsed``; written little-endian it
+    is the file's own first bytes, so the writer is gguf's layout): the same metadata, and its
+    tokenizer gives the little-endian file's ids (llama.cpp's .out lines) on every .inp case; cut
+    anywhere in its metadata it is a ValueError."""
+    import random
+    from nbtok.formats.gguf import tokenizer_from_vocab
+    raw = Path(path).read_bytes()
+    le = read_gguf(path)
+    assert raw.startswith(write_parsed(le, "<"))
+    be = write_parsed(le, ">")
+    g = parse_gguf(be)
+    assert g.byte_order == ">" and g.version == le.version and g.types == le.types
+    _same_metadata(le, g)
+    tok = tokenizer_from_vocab(GGUFVocab(g))
+    inputs, expected = read_cases(path)
+    plain = {"add_special_tokens": False} if getattr(tok.model, "accepts_add_special_tokens", False) else {}
+    assert [tok.encode(t, **plain).tolist() for t in inputs] == expected
+    rng = random.Random(1)
+    for n in [0, 5, 8, 23, len(be) - 1] + [rng.randrange(len(be)) for _ in range(40)]:
+        with pytest.raises(ValueError, match="GGUF"):
+            parse_gguf(be[:n])
 
 
 if __name__ == "__main__":  # write the committed fixtures again

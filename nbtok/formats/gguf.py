@@ -1,30 +1,31 @@
 """GGUF vocabularies (llama.cpp, Ollama, LM Studio): nbtok's own reader of the GGUF container and
 the translation of its ``tokenizer.ggml.*`` keys into an nbtok tokenizer.
 
-The container (https://github.com/ggml-org/ggml/blob/master/docs/gguf.md), little-endian: magic
-``GGUF``, a uint32 version (1, 2 or 3), the tensor count and the key/value count (uint64; uint32
-in version 1), then the key/value pairs: a string key, a uint32 value type, the value. Strings are
-a length (uint64; uint32 in version 1) and UTF-8 bytes; an array is an element type, a count and
-the elements. Only the metadata is read, never the tensors. Every length and count is checked
-against the bytes left in the file before anything is allocated, so a truncated or corrupt file
-is a ``ValueError``.
+The container is read by ``nbtok.formats.gguf_container`` (little- and big-endian files, every
+length checked, a truncated or corrupt file a ``ValueError``); only the metadata is read, never
+the tensors.
 
 ``tokenizer.ggml.model`` says which tokenizer the vocabulary is for:
 
 * ``gpt2``: byte-level BPE (tokens in GPT-2's byte alphabet, ``tokenizer.ggml.merges``); the
-  pre-tokenizer comes from ``tokenizer.ggml.pre`` (``PRE_TOKENIZERS``: the regex passes of the
-  model's own tokenizer.json, which llama.cpp's ``llama-vocab.cpp`` copies). Built as a
-  tokenizer.json pipeline (``nbtok.formats.huggingface``).
-* ``llama``: SentencePiece BPE over the pieces' scores, with byte fallback (``<0xXX>`` pieces)
-  and a dummy-prefix ``▁``; built as a sentencepiece ``ModelProto``
-  (``nbtok.formats.sentencepiece_model``), so it encodes exactly as sentencepiece.
+  pre-tokenizer comes from ``tokenizer.ggml.pre`` (``nbtok.formats.gguf_pre.PRE_TOKENIZERS``: the
+  regex passes of the model's own tokenizer.json, which llama.cpp's ``llama-vocab.cpp`` copies;
+  the pre types llama.cpp handles with more than regexes, ``UNSUPPORTED_PRE``, are a
+  ``NotImplementedError`` saying why). Built as a tokenizer.json pipeline
+  (``nbtok.formats.huggingface``).
+* ``llama``: SentencePiece BPE over the pieces' scores, with byte fallback (``<0xXX>`` pieces),
+  built as a sentencepiece ``ModelProto`` (``nbtok.formats.sentencepiece_model``) and tokenized as
+  llama.cpp does (``nbtok.formats.gguf_llama``): user-defined tokens (llama.cpp's own view of them:
+  ``</s>``, ``<|end|>`` and other end-of-generation texts are control tokens to it) are cut out of
+  the raw text longest first, and each text fragment gets its own space prefix; no
+  normalization (llama.cpp ignores ``remove_extra_whitespaces`` and a charsmap here).
 * ``t5``: SentencePiece Unigram with the ``precompiled_charsmap``; built the same way.
 * ``bert``: WordPiece. llama.cpp's converter writes word-initial tokens with a ``▁`` and
   continuation tokens without their ``##``; both are undone (``nbtok.formats.wordpiece``).
 
 Token types (``tokenizer.ggml.token_type``) follow sentencepiece's numbering: 1 normal, 2 unknown,
 3 control, 4 user-defined, 5 unused, 6 byte. Control tokens are special tokens, user-defined ones
-added tokens matched in the raw text, as in llama.cpp. Special ids come from
+added tokens matched in the raw text, as in llama.cpp (a ``llama`` vocabulary: see above). Special ids come from
 ``tokenizer.ggml.{bos,eos,unknown,padding,seperator,cls,mask}_token_id`` with llama.cpp's
 defaults, ``add_bos_token`` / ``add_eos_token`` from the file. A model type or pre-tokenizer nbtok
 cannot map is a ``NotImplementedError`` naming it.
@@ -32,10 +33,9 @@ cannot map is a ``NotImplementedError`` naming it.
 ``encode(text)`` of a ``gpt2`` / ``bert`` GGUF adds what llama.cpp adds with ``add_special=True``
 (BOS / EOS as the file asks; BERT's ``[CLS] ... [SEP]``), ``add_special_tokens=False`` leaves them
 out; a ``llama`` / ``t5`` GGUF keeps sentencepiece's convention (``encode(text, add_bos=True)``).
-``GGUFVocab.add_bos`` / ``add_eos`` say what the file asks for. One known difference from
-llama.cpp: in a ``llama`` vocabulary, text after a user-defined token found in the input (Phi-3's
-``</s>``) gets no new dummy-prefix ``▁`` (sentencepiece's rule; llama.cpp and HF's legacy Llama
-tokenizer give each such segment its own).
+``GGUFVocab.add_bos`` / ``add_eos`` say what the file asks for. A ``llama`` GGUF's ids are
+llama.cpp's ``llama_tokenize(text, add_special, parse_special=false)``: control tokens spelled in
+the text are text.
 
 Examples:
     >>> import nbtok
@@ -45,165 +45,15 @@ Examples:
     >>> read_gguf("ggml-vocab-gpt-2.gguf").metadata["tokenizer.ggml.pre"]  # doctest: +SKIP
     'gpt-2'
 """
-import mmap
-import struct
-from pathlib import Path
-
 import numpy as np
 
-MAGIC = b"GGUF"
-
-# value types
-UINT8, INT8, UINT16, INT16, UINT32, INT32, FLOAT32, BOOL, STRING, ARRAY, UINT64, INT64, FLOAT64 = range(13)
-_SCALARS = {UINT8: "<u1", INT8: "<i1", UINT16: "<u2", INT16: "<i2", UINT32: "<u4", INT32: "<i4",
-            FLOAT32: "<f4", BOOL: "<u1", UINT64: "<u8", INT64: "<i8", FLOAT64: "<f8"}
-_STRUCT = {UINT8: "<B", INT8: "<b", UINT16: "<H", INT16: "<h", UINT32: "<I", INT32: "<i",
-           FLOAT32: "<f", BOOL: "<B", UINT64: "<Q", INT64: "<q", FLOAT64: "<d"}
-_MAX_DEPTH = 4  # arrays of arrays: the format allows them; nothing real nests deeper than 2
+from .gguf_container import (  # noqa: F401  (the container's names, re-exported)
+    ARRAY, BOOL, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, MAGIC, STRING, TYPE_NAMES as _TYPE_NAMES, UINT8,
+    UINT16, UINT32, UINT64, GGUFFile, byte_order, parse_gguf, read_gguf)
+from .gguf_pre import PRE_TOKENIZERS, UNSUPPORTED_PRE  # noqa: F401
 
 # token types (llama.cpp's LLAMA_TOKEN_TYPE_*, sentencepiece's numbering)
 UNDEFINED, NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = range(7)
-
-
-# ------------------------------------------------------------------ the container
-class _Reader:
-    """Bounds-checked little-endian reads over the file's bytes."""
-
-    def __init__(self, data, where, wide):
-        self.data = data
-        self.pos = 0
-        self.where = where
-        self.wide = wide  # lengths and counts are uint64 (versions 2, 3) or uint32 (version 1)
-
-    def fail(self, what):
-        raise ValueError(f"{self.where}: corrupt GGUF file: {what} (at byte {self.pos} of {len(self.data)})")
-
-    def need(self, n, what):
-        if n < 0 or n > len(self.data) - self.pos:
-            self.fail(f"{what} needs {n} bytes, {len(self.data) - self.pos} are left")
-
-    def unpack(self, fmt, what):
-        size = struct.calcsize(fmt)
-        self.need(size, what)
-        value = struct.unpack_from(fmt, self.data, self.pos)[0]
-        self.pos += size
-        return value
-
-    def count(self, what):
-        return self.unpack("<Q" if self.wide else "<I", what)
-
-    def string(self, what):
-        n = self.count(f"the length of {what}")
-        self.need(n, what)
-        raw = self.data[self.pos:self.pos + n]
-        self.pos += n
-        try:
-            return bytes(raw).decode("utf-8")
-        except UnicodeDecodeError:
-            self.fail(f"{what} is not UTF-8")
-
-    def value(self, vtype, what, depth=0):
-        if vtype in _SCALARS:
-            v = self.unpack(_STRUCT[vtype], what)
-            if vtype == BOOL:
-                if v > 1:
-                    self.fail(f"{what} is a bool holding {v}")
-                return bool(v)
-            return v
-        if vtype == STRING:
-            return self.string(what)
-        if vtype == ARRAY:
-            return self.array(what, depth)
-        self.fail(f"{what} has unknown value type {vtype}")
-
-    def array(self, what, depth):
-        if depth >= _MAX_DEPTH:
-            self.fail(f"{what}: arrays nested deeper than {_MAX_DEPTH}")
-        etype = self.unpack("<I", f"the element type of {what}")
-        n = self.count(f"the length of {what}")
-        if etype in _SCALARS:
-            dtype = np.dtype(_SCALARS[etype])
-            self.need(n * dtype.itemsize, f"{what} ({n} elements)")
-            arr = np.frombuffer(self.data, dtype, n, self.pos).copy()
-            self.pos += n * dtype.itemsize
-            if etype == BOOL:
-                if arr.size and arr.max() > 1:
-                    self.fail(f"{what} holds a bool that is not 0 or 1")
-                arr = arr.astype(bool)
-            return arr
-        if etype == STRING:
-            self.need(n * (8 if self.wide else 4), f"{what} ({n} strings)")  # every string has a length
-            return [self.string(f"{what}[{i}]") for i in range(n)]
-        if etype == ARRAY:
-            self.need(n * (12 if self.wide else 8), f"{what} ({n} arrays)")
-            return [self.array(f"{what}[{i}]", depth + 1) for i in range(n)]
-        self.fail(f"{what} has unknown element type {etype}")
-
-
-class GGUFFile:
-    """A GGUF file's header and metadata: ``version``, ``tensor_count``, ``metadata``
-    (``{key: value}``; arrays of numbers as NumPy arrays, of strings as lists) and ``types``
-    (``{key: value type}``, arrays as ``(ARRAY, element type)``)."""
-
-    def __init__(self, version, tensor_count, metadata, types):
-        self.version = version
-        self.tensor_count = tensor_count
-        self.metadata = metadata
-        self.types = types
-
-    def __repr__(self):
-        return f"<GGUFFile version={self.version} tensors={self.tensor_count} keys={len(self.metadata)}>"
-
-
-def parse_gguf(data, where="<bytes>"):
-    """The ``GGUFFile`` of a GGUF file's bytes (or a memory map of the file); ``ValueError`` if
-    it is not one or is corrupt, ``NotImplementedError`` for a big-endian file."""
-    if not isinstance(data, (bytes, bytearray, memoryview, mmap.mmap)):
-        raise TypeError(f"expected bytes, not {type(data).__name__}")
-    if bytes(data[:4]) != MAGIC:
-        raise ValueError(f"{where}: not a GGUF file (it does not start with b'GGUF')")
-    r = _Reader(data, where, True)
-    r.pos = 4
-    version = r.unpack("<I", "the version")
-    if version not in (1, 2, 3):
-        if version & 0xFFFF == 0 and (version >> 24) in (1, 2, 3):
-            raise NotImplementedError(f"{where}: a big-endian GGUF file; nbtok reads little-endian GGUF only")
-        r.fail(f"unknown version {version}")
-    r.wide = version >= 2
-    tensor_count = r.count("the tensor count")
-    n_kv = r.count("the key/value count")
-    r.need(n_kv * (8 + 4 if r.wide else 4 + 4), f"{n_kv} key/value pairs")
-    metadata, types = {}, {}
-    for i in range(n_kv):
-        key = r.string(f"key {i}")
-        vtype = r.unpack("<I", f"the type of {key!r}")
-        if key in metadata:
-            r.fail(f"key {key!r} appears twice")
-        if vtype == ARRAY:
-            start = r.pos
-            etype = r.unpack("<I", f"the element type of {key!r}")
-            r.pos = start
-            types[key] = (ARRAY, etype)
-        else:
-            types[key] = vtype
-        metadata[key] = r.value(vtype, repr(key))
-    return GGUFFile(version, tensor_count, metadata, types)
-
-
-def read_gguf(path):
-    """``parse_gguf`` of the file at ``path``, read through a memory map: of a model file of many
-    gigabytes only the metadata at its start is touched."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"no such file: {path}")
-    try:
-        with open(path, "rb") as f:
-            if path.stat().st_size == 0:
-                return parse_gguf(b"", str(path))
-            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-                return parse_gguf(data, str(path))
-    except OSError as e:
-        raise ValueError(f"cannot read {path}: {e}") from None
 
 
 # ------------------------------------------------------------------ the vocabulary
@@ -243,6 +93,7 @@ class GGUFVocab:
     def __init__(self, gguf, where="<gguf>"):
         md = gguf.metadata
         self.where = where
+        self.metadata = md  # the whole file's (llama.cpp reads general.name, general.architecture too)
         model = _key(md, "model")
         if model is None:
             raise ValueError(f"{where}: a GGUF file without a vocabulary (no tokenizer.ggml.model key)")
@@ -322,100 +173,6 @@ class GGUFVocab:
         return {k: getattr(self, k) for k in self._ID_KEYS if getattr(self, k) >= 0}
 
 
-_TYPE_NAMES = {UINT8: "uint8", INT8: "int8", UINT16: "uint16", INT16: "int16", UINT32: "uint32", INT32: "int32",
-               FLOAT32: "float32", BOOL: "bool", STRING: "string", ARRAY: "array", UINT64: "uint64",
-               INT64: "int64", FLOAT64: "float64"}
-
-
-# ------------------------------------------------------------------ gpt2: byte-level BPE
-_GPT2_RE = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)"""
-# DeepSeek LLM's letters (its tokenizer.json; llama.cpp's LLAMA_VOCAB_PRE_TYPE_DEEPSEEK_LLM): the
-# cased letters (Lu, Ll, Lt) of Latin, Greek, Cyrillic, Armenian, Georgian, Cherokee, Glagolitic,
-# Coptic, Deseret, Osage, Old Hungarian, Warang Citi and Adlam; escaped, since Unicode
-# normalization of a source file would change some of them (U+1F7D, U+2126, U+212A, ...)
-_DEEPSEEK_LLM_LETTERS = "\\s?[" + (
-    "A-Za-z\xb5\xc0-\xd6\xd8-\xf6\xf8-\u01ba\u01bc-\u01bf\u01c4-\u0293\u0295-\u02af\u0370-\u0373"
-    "\u0376\u0377\u037b-\u037d\u037f\u0386\u0388-\u038a\u038c\u038e-\u03a1\u03a3-\u03f5\u03f7-\u0481"
-    "\u048a-\u052f\u0531-\u0556\u10a0-\u10c5\u13a0-\u13f5\u13f8-\u13fd\u1c90-\u1cba\u1cbd-\u1cbf"
-    "\u1d00-\u1d2b\u1d6b-\u1d77\u1d79-\u1d9a\u1e00-\u1f15\u1f18-\u1f1d\u1f20-\u1f45\u1f48-\u1f4d"
-    "\u1f50-\u1f57\u1f59\u1f5b\u1f5d\u1f5f-\u1f7d\u1f80-\u1fb4\u1fb6-\u1fbc\u1fbe\u1fc2-\u1fc4\u1fc6-"
-    "\u1fcc\u1fd0-\u1fd3\u1fd6-\u1fdb\u1fe0-\u1fec\u1ff2-\u1ff4\u1ff6-\u1ffc\u2102\u2107\u210a-\u2113"
-    "\u2115\u2119-\u211d\u2124\u2126\u2128\u212a-\u212d\u212f-\u2134\u2139\u213c-\u213f\u2145-\u2149"
-    "\u214e\u2183\u2184\u2c00-\u2c7b\u2c7e-\u2ce4\u2ceb-\u2cee\u2cf2\u2cf3\ua640-\ua66d\ua680-\ua69b"
-    "\ua722-\ua76f\ua771-\ua787\ua78b-\ua78e\uab70-\uabbf\ufb00-\ufb06\ufb13-\ufb17\uff21-\uff3a"
-    "\uff41-\uff5a\U00010400-\U0001044f\U000104b0-\U000104d3\U000104d8-\U000104fb\U00010c80-"
-    "\U00010cb2\U00010cc0-\U00010cf2\U000118a0-\U000118df\U0001e900-\U0001e943"
-) + "]+"
-
-
-def _pre_tokenizers():
-    """``{tokenizer.ggml.pre: (regex passes, ByteLevel with GPT-2's regex, ignore_merges)}``.
-
-    Each regex pass splits every piece of the one before into its matches and the text between
-    them (HF's ``Split(behavior="Isolated")``, llama.cpp's ``unicode_regex_split``); then the
-    bytes go to GPT-2's alphabet, with GPT-2's own regex where the middle value is True. The
-    patterns are the ones of each model's tokenizer.json (where llama.cpp spells a
-    case-insensitive group ``'[sS]|...``, the tokenizer.json's ``(?i:...)`` is used); the pre
-    types and their groups follow llama.cpp's ``llama-vocab.cpp``."""
-    from ..pre_tokenizers.bytelevel import DEEPSEEK_V3, LLAMA3, O200K, QWEN2, QWEN35  # the tokenizer.json spellings
-    gpt2 = ((), True, False)
-    digits_gpt2 = ((r"\p{N}",), True, False)
-    llama3 = ((LLAMA3,), False, True)
-    qwen2 = ((QWEN2,), False, False)
-    table = {}
-    for names, spec in [
-        (("gpt-2", "phi-2", "jina-es", "jina-de", "gigachat", "jina-v2-es", "jina-v2-de", "a.x-4.0", "mellum",
-          "modern-bert", "mpt", "olmo", "jais", "trillion", "granite-docling", "exaone4", "jina-v1-en",
-          "jina-v2-code", "roberta-bpe"), gpt2),
-        (("starcoder", "refact", "command-r", "smollm", "codeshell", "exaone", "minerva-7b", "mellum2"), digits_gpt2),
-        (("llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2",
-          "jina-v5-nano"), llama3),
-        (("dbrx", "smaug-bpe", "chatglm-bpe", "glm4"), ((LLAMA3,), False, False)),
-        (("qwen2", "deepseek-r1-qwen", "kormo", "f2llmv2", "stablelm2", "hunyuan", "solar-open", "megrez",
-          "grok-2"), qwen2),
-        (("qwen35",), ((QWEN35,), False, False)),
-        (("deepseek-v3", "hunyuan-dense", "joyai-llm", "hy_v4"), (tuple(DEEPSEEK_V3), False, False)),
-        (("deepseek-coder",), ((r"[\r\n]", r"\s?\p{L}+", r"\s?\p{P}+", r"[一-龥ࠀ-一가-퟿]+", r"\p{N}"), False, False)),
-        (("falcon",), ((r"[\p{P}\$\+<=>\^~\|`]+", _GPT2_RE, r"[0-9][0-9][0-9]"), False, False)),
-        (("default",), ((r"[\p{P}\$\+<=>\^~\|]+", _GPT2_RE, r"\p{N}+", r"[0-9][0-9][0-9]"), False, False)),
-        (("gpt-4o", "llama4", "kanana2", "talkie", "minimax-m2"), ((O200K,), False, False)),
-        (("poro-chat", "bloom", "gpt3-finnish"), ((r" ?[^(\s|.,!?…。，、।۔،)]+",), False, False)),
-        (("viking",), ((r" ?[^(\s|.,!?…。，、।۔،)]+", r"\p{N}"), False, False)),
-        (("tekken",), ((r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"
-                        r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*"
-                        r"|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+",), False, True)),
-        (("bailingmoe", "bailingmoe2", "llada-moe"),
-         ((r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]"
-           r"|\s+(?!\S)|\s+",), False, False)),
-        (("seed-coder",), ((r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1}"
-                            r"| ?[^\s\p{L}\p{N}\r\n]+|\s*[\r\n]+|\s+(?!\S)|\s+",), False, False)),
-        (("deepseek-llm",), ((r"[\r\n]", _DEEPSEEK_LLM_LETTERS, r"\s?[!-/:-~！-／：-～‘-‟　-。]+", r"\s+$",
-                              r"[一-龥ࠀ-一가-퟿]+", r"\p{N}+"), False, False)),
-        (("minicpm5",), ((r"\p{N}{1,3}", r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}+"
-                          r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"), False, True)),
-        (("ufakzeka",), ((r"[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",),
-                         False, False)),
-        (("laguna",), ((r"[^\n]+|[\n]+", QWEN2), False, False)),
-        (("jais-2",), ((r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
-                        r"|\s*[\r\n]+|\s{512}(?!\S)|\s{256}(?!\S)|\s{128}(?!\S)|\s{64}(?!\S)|\s{32}(?!\S)"
-                        r"|\s{16}(?!\S)|\s{8}(?!\S)|\s{4}(?!\S)|\s{1,2}(?!\S)|\s{1}",), False, False)),
-        (("exaone-moe",), ((r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?(?:\p{L}\p{M}*(?: \p{L}\p{M}*)*)+|\p{N}"
-                            r"| ?[^\s\p{L}\p{N}]+[\r\n/]?|\s*[\r\n]|\s+(?!\S)|\s+",), False, False)),
-        (("tiny_aya", "cohere2moe"), ((r"\d{1,3}(?=(?:\d{3})*\b)", O200K), False, False)),
-        (("spark2_5",), ((r"\p{N}{1,3}", r"[一-龥぀-ゟ゠-ヿ]+",
-                          r"""[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+"""
-                          r"""| ?[\p{P}\p{S}]+|[\r\n]|\s+(?!\S)|\s+""", r"\p{N}"), False, False)),
-        (("youtu",), ((r"[가-힣ㄱ-ㆎ]+|[！…“”‘’—：；，、-〿︰-﹏]+|[ㄅ-ㄯ]+|[一-龥぀-ゟ゠-ヿ]+",
-                       O200K.replace(r"\p{N}{1,3}", r"\p{N}")), False, True)),
-    ]:
-        for name in names:
-            table[name] = spec
-    return table
-
-
-PRE_TOKENIZERS = _pre_tokenizers()
-
-
 def _added(i, content, special):
     return {"id": i, "content": content, "single_word": False, "lstrip": False, "rstrip": False,
             "normalized": not special, "special": special}
@@ -441,6 +198,9 @@ def _template(v, ids):
 def gpt2_config(v):
     """The tokenizer.json dict of a ``gpt2`` GGUF vocabulary ``v`` (a ``GGUFVocab``)."""
     spec = PRE_TOKENIZERS.get(v.pre)
+    if v.pre in UNSUPPORTED_PRE:
+        raise NotImplementedError(f"{v.where}: GGUF pre-tokenizer {v.pre!r} is not supported by nbtok: "
+                                  f"{UNSUPPORTED_PRE[v.pre]}")
     if spec is None:
         raise NotImplementedError(f"{v.where}: GGUF pre-tokenizer {v.pre!r} is not supported by nbtok "
                                   f"(supported: {', '.join(sorted(PRE_TOKENIZERS))})")
@@ -491,16 +251,28 @@ def bert_config(v):
 
 
 # ------------------------------------------------------------------ llama / t5: sentencepiece
-def sentencepiece_proto(v):
+def sentencepiece_proto(v, kinds=None):
     """The serialized sentencepiece ``ModelProto`` of a ``llama`` (BPE) or ``t5`` (Unigram) GGUF
     vocabulary: its pieces, scores and types; the unknown id's piece is the one UNKNOWN piece
-    (sentencepiece has exactly one; other pieces a converter marked unknown become UNUSED)."""
+    (sentencepiece has exactly one; other pieces a converter marked unknown become UNUSED).
+
+    ``kinds`` (``gguf_llama.token_attributes``): llama.cpp's own view of the user-defined tokens;
+    one it made control is a control piece (not found in the text), one it made user-defined a
+    user-defined piece, one it made normal a normal piece. A ``llama`` vocabulary is not
+    normalized (llama.cpp's SPM tokenizer ignores remove_extra_whitespaces and a charsmap)."""
     from . import sentencepiece_model as spm
     if v.unk_id < 0:
         raise ValueError(f"{v.where}: a {v.model} GGUF vocabulary needs an unknown token")
     types = v.types.astype(np.int8)
     types[(types == UNKNOWN) | (types == UNDEFINED) | (types > BYTE) | (types < 0)] = UNUSED
     types[v.unk_id] = UNKNOWN
+    if kinds is not None:
+        from .gguf_llama import CONTROL as C, NORMAL as N, USER_DEFINED as U
+        for i, k in enumerate(kinds):
+            if k == {U} or k == {N}:
+                types[i] = U if k == {U} else N
+            elif types[i] == USER_DEFINED and C in k:
+                types[i] = CONTROL
     for name, i in (("bos", v.bos_id), ("eos", v.eos_id), ("pad", v.pad_id)):
         if i >= 0 and i != v.unk_id and types[i] == NORMAL:
             types[i] = CONTROL
@@ -516,9 +288,11 @@ def sentencepiece_proto(v):
         i = getattr(v, f"{name}_id")
         if i >= 0:
             trainer[f"{name}_piece"] = v.tokens[i]
-    normalizer = {"name": "identity" if not v.precompiled_charsmap else "user_defined",
-                  "precompiled_charsmap": v.precompiled_charsmap, "add_dummy_prefix": v.add_space_prefix,
-                  "remove_extra_whitespaces": v.remove_extra_whitespaces, "escape_whitespaces": True}
+    llama = v.model == "llama"
+    charsmap = b"" if llama else v.precompiled_charsmap
+    normalizer = {"name": "identity" if not charsmap else "user_defined",
+                  "precompiled_charsmap": charsmap, "add_dummy_prefix": v.add_space_prefix,
+                  "remove_extra_whitespaces": v.remove_extra_whitespaces and not llama, "escape_whitespaces": True}
     data = spm.ModelProtoData(piece_bytes, offsets, v.scores.astype(np.float32), types, None, None, None,
                               raw_trainer=spm.encode_spec(b"", spm.TRAINER_FIELDS, trainer),
                               raw_normalizer=spm.encode_spec(b"", spm.NORMALIZER_FIELDS, normalizer))
@@ -539,9 +313,19 @@ def load_gguf(path):
 
 
 def tokenizer_from_vocab(v):
-    """The ``Tokenizer`` of a ``GGUFVocab``."""
+    """The ``Tokenizer`` of a ``GGUFVocab``: a ``llama`` one tokenizes as llama.cpp
+    (``gguf_llama``: user-defined tokens cut out of the raw text, a space prefix per fragment)."""
     if v.model in ("gpt2", "bert"):
         from .huggingface import tokenizer_from_config
         return tokenizer_from_config(gpt2_config(v) if v.model == "gpt2" else bert_config(v))
     from .sentencepiece_model import tokenizer_from_proto
-    return tokenizer_from_proto(sentencepiece_proto(v))
+    if v.model != "llama":
+        return tokenizer_from_proto(sentencepiece_proto(v))
+    from ..tokenizer import Tokenizer
+    from .gguf_llama import LlamaCppSPM, partition_tokens, token_attributes
+    kinds = token_attributes(v, v.metadata)[0]
+    proto = sentencepiece_proto(v, kinds)
+    tokens = partition_tokens(v, v.metadata)
+    if not tokens:
+        return tokenizer_from_proto(proto)
+    return Tokenizer(LlamaCppSPM.from_proto_bytes(proto, tokens))

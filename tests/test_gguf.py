@@ -666,6 +666,9 @@ def test_llama_space_prefix_after_user_defined_token(tmp_path):
     assert tok.encode_as_pieces("hello<tool>hello") == ["▁hello", "<tool>", "▁hello"]
     import pickle
     assert pickle.loads(pickle.dumps(tok)).encode("<tool>hello").tolist() == [tool, hello]
+    tok.save(tmp_path / "llama.nbtok")   # the native format keeps the tokens cut out
+    back = nbtok.Tokenizer.load(tmp_path / "llama.nbtok")
+    assert [back.encode(t).tolist() for t in cases] == list(cases.values())
     with pytest.raises(NotImplementedError, match="user-defined token"):
         tok.encode_with_offsets("hello<tool>")
 

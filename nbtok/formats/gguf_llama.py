@@ -157,12 +157,14 @@ class LlamaCppSPM(SentencePieceModel):
     """A ``llama`` GGUF vocabulary's model: llama.cpp's partition and per-fragment space prefix
     around sentencepiece's BPE (see the module docstring). ``encode``, ``encode_batch_ragged``
     and ``encode_as_pieces`` follow llama.cpp; offsets are refused for a text holding a token
-    that is cut out; sampling and n-best are sentencepiece's (over the whole text). Pickles; the
-    native format does not know this class (``save`` is a ``TypeError``)."""
+    that is cut out; sampling and n-best are sentencepiece's (over the whole text). Pickles, and
+    saves in the native format (the model proto and the tokens cut out)."""
 
     def __init__(self, proto, tokens):
         super().__init__(proto)
         self.partition_tokens = [(bytes(t), int(i), bool(ls), bool(rs)) for t, i, ls, rs in tokens]
+        if any(not t or not 0 <= i < self.vocab_size for t, i, _, _ in self.partition_tokens):
+            raise ValueError("a token cut out of the text must be non-empty text with an id in the vocabulary")
         # one scan tells whether a text holds any of them (most texts hold none)
         self._any_token = re.compile(b"|".join(re.escape(t) for t, _, _, _ in self.partition_tokens)) \
             if self.partition_tokens else None

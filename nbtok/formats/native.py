@@ -27,6 +27,7 @@ VERSION = 1
 MODEL_CLASSES = {
     "ByteLevelBPE": "nbtok.models.bytelevel",
     "SentencePieceModel": "nbtok.models.sentencepiece",
+    "LlamaCppSPM": "nbtok.formats.gguf_llama",
     "HuggingFaceModel": "nbtok.models.huggingface",
 }
 
@@ -40,6 +41,7 @@ STATE_SCHEMA = {
         "pattern": str, "special_tokens": "special_tokens", "whole_piece": bool, "merges": "merges",
     },
     "SentencePieceModel": {"model_proto": bytes},
+    "LlamaCppSPM": {"model_proto": bytes, "partition_tokens": "partition_tokens"},
     "HuggingFaceModel": {"json": str},
 }
 
@@ -54,8 +56,16 @@ def _is_merges(v):
         isinstance(m, list) and len(m) == 2 and all(isinstance(x, bytes) for x in m) for m in v))
 
 
+def _is_partition_tokens(v):
+    return isinstance(v, list) and all(
+        isinstance(t, list) and len(t) == 4 and isinstance(t[0], bytes) and t[0]
+        and isinstance(t[1], int) and not isinstance(t[1], bool) and t[1] >= 0
+        and isinstance(t[2], bool) and isinstance(t[3], bool) for t in v)
+
+
 _CHECKS = {"special_tokens": ("a {str: int} dict", _is_special_tokens),
-           "merges": ("null or a list of [bytes, bytes] pairs", _is_merges)}
+           "merges": ("null or a list of [bytes, bytes] pairs", _is_merges),
+           "partition_tokens": ("a list of [bytes, id, lstrip, rstrip]", _is_partition_tokens)}
 
 
 def _split(value, path, arrays):

@@ -93,6 +93,32 @@ def test_encode_matches(pair):
         _same(o.encode(a, b, add_special_tokens=False), r.encode(a, b, add_special_tokens=False))
 
 
+def test_batch_leaves_the_collector_as_it_was(pair, monkeypatch):
+    """``encode_batch`` pauses Python's garbage collector while it builds its Encodings
+    (``pipeline.encodings.collector_paused``): afterwards it is on again, a collector the
+    caller paused stays paused, and an error inside leaves it as it was too."""
+    import gc
+    o, r = pair
+    assert gc.isenabled()
+    _same(o.encode_batch(TEXTS)[0], r.encode_batch(TEXTS)[0])
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        o.encode_batch(TEXTS)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    import nbtok.pipeline.encodings as encodings
+
+    def fails(*args, **kwargs):
+        assert not gc.isenabled()
+        raise RuntimeError("inside")
+    monkeypatch.setattr(encodings, "sequence_encodings", fails)
+    with pytest.raises(RuntimeError, match="inside"):
+        o.encode_batch(TEXTS)
+    assert gc.isenabled()
+
+
 def test_encode_pretokenized_matches(pair):
     o, r = pair
     for text in TEXTS[:20]:

@@ -9,10 +9,29 @@ Examples:
     >>> tok = nbtok.Tokenizer.from_file("tests/data/tiny_bpe.json")   # doctest: +SKIP
     >>> [e.tokens for e in sequence_encodings(tok.model, ["a b"])]     # doctest: +SKIP
 """
+import gc
+from contextlib import contextmanager
+
 import numpy as np
 
 from . import unit_kernels as K
 from ..post_processors.encoding import Encoding
+
+
+@contextmanager
+def collector_paused():
+    """Python's cyclic garbage collector paused while a batch's ``Encoding`` objects are built
+    (they hold no cycles): each of the many lists they are made of otherwise counts towards a
+    collection that walks every list built so far. GPT-2's tokenizer.json, 16,919 lines through
+    ``compat.tokenizers.Tokenizer.encode_batch``: 1.13 s -> 0.73 s of CPU (HF: 0.79-0.97 s). A
+    collector the caller had paused stays paused."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def sequence_encodings(model, texts, type_id=0, split_special_tokens=False):

@@ -258,6 +258,11 @@ class Tokenizer:
         return self.decode_batch(sequences, skip_special_tokens)
 
     def _encode(self, items, is_pretokenized, add_special_tokens):
+        from ...pipeline.encodings import collector_paused
+        with collector_paused():
+            return self._encode_items(items, is_pretokenized, add_special_tokens)
+
+    def _encode_items(self, items, is_pretokenized, add_special_tokens):
         from ...pipeline.encodings import sequence_encodings
         texts, spans = [], []
         for a, b in items:

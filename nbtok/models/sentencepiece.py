@@ -21,6 +21,7 @@ from ..normalizers import charsmap as kcmap
 from ..normalizers import sentencepiece as knorm
 from . import char_word as kcw
 from .bpe import sentencepiece as kbpe
+from .bpe import sentencepiece_pieces as kpieces
 from .bpe import sentencepiece_words as kwbpe
 from . import symbols as ksym
 from .unigram import viterbi as kuni
@@ -185,16 +186,16 @@ class SentencePieceModel(Regularization, Decoding, Offsets):
             lens_ok = V < (1 << 20) and int(lens.max()) < 4096 and pb.size < (1 << 31)
             joins_ok = False
             if lens_ok:
-                table, char_syms, dup = kwbpe.build_piece_table(pb, proto.piece_offsets, kinds)
+                table, char_syms, dup = kpieces.build_piece_table(pb, proto.piece_offsets, kinds)
                 if dup >= 0:
                     raise ValueError("sentencepiece model: a piece is defined twice")
                 if merges is None:
-                    keys, vals, sl, sr = kwbpe.build_merges(table, pb, proto.piece_offsets, kinds, self._ranks)
+                    keys, vals, sl, sr = kpieces.build_merges(table, pb, proto.piece_offsets, kinds, self._ranks)
                     self.merges = IntMap.from_arrays(keys, vals)
                 else:
                     sl, sr = self._given_merges(merges)
-                joins_ok, joins = kwbpe.build_joins(pb, proto.piece_offsets, kinds)
-                self.P = (table, char_syms, pb, kwbpe.build_bigrams(pb, proto.piece_offsets, kinds),
+                joins_ok, joins = kpieces.build_joins(pb, proto.piece_offsets, kinds)
+                self.P = (table, char_syms, pb, kpieces.build_bigrams(pb, proto.piece_offsets, kinds),
                           self.merges.keys, self.merges.values, new_pair_filter(self.merges.keys), kinds, sl, sr,
                           bool(np.any(kinds == UNUSED)), np.int64(V), joins)
             else:

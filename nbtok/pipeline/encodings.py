@@ -23,7 +23,7 @@ def collector_paused():
     """Python's cyclic garbage collector paused while a batch's ``Encoding`` objects are built
     (they hold no cycles): each of the many lists they are made of otherwise counts towards a
     collection that walks every list built so far. GPT-2's tokenizer.json, 16,919 lines through
-    ``compat.tokenizers.Tokenizer.encode_batch``: 1.13 s -> 0.73 s of CPU (HF: 0.79-0.97 s). A
+    ``compat.tokenizers.Tokenizer.encode_batch``: 1.13 s -> 0.73 s of CPU. A
     collector the caller had paused stays paused."""
     was = gc.isenabled()
     gc.disable()

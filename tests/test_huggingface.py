@@ -398,6 +398,17 @@ def test_decomposing_normalizers_on_accents(trained, tmp_path, normalizer):
     assert compare(path, texts)[1:] == (0, 0, 0)
 
 
+def test_stage_runs_give_the_same_batch(trained, monkeypatch):
+    """A batch that runs stage by stage is cut into runs of ``STAGE_CHARS`` characters (its
+    memory is one run's): with runs of 50 characters every trained file still gives HF's ids and
+    offsets, on lines shorter and longer than a run, and empty ones."""
+    import nbtok.models.huggingface as M
+    monkeypatch.setattr(M, "STAGE_CHARS", 50)
+    lines = fixture_lines()[:300] + ["", "x " * 250, "", "y"]
+    for name in TRAINED:
+        assert compare(trained[name], lines)[1:] == (0, 0, 0), name
+
+
 # ---------------------------------------------------------------- errors
 def _base_json(trained):
     return json.loads(Path(trained["wordpiece"]).read_text(encoding="utf-8"))

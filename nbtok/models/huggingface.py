@@ -26,7 +26,8 @@ from ..kernels.hashmap import IntMap
 from ..kernels.trie import build_trie
 from ..pipeline.added_tokens import added_token_trie, resolve_ids
 from ..decoders.components import build_decoder
-from ..pipeline.lengths import file_lengths, merge_ragged, padding_params, truncation_params
+from ..pipeline.lengths import (STAGE_CHARS, concat_ragged, file_lengths, merge_ragged, padding_params,
+                               run_bounds, truncation_params)
 from ..normalizers.components import build_normalizer
 from ..post_processors.components import Post, trim_tables
 from ..pre_tokenizers.components import build_pre_tokenizer
@@ -344,7 +345,17 @@ class HuggingFaceModel:
         return ids, st, en, doc_off
 
     def _run_stages(self, texts, split_special_tokens, num_threads):
-        """``(ids, starts, ends, doc_offsets, lead, trail)`` before the post-processor, stage by stage."""
+        """``(ids, starts, ends, doc_offsets, lead, trail)`` before the post-processor, stage by
+        stage, in runs of texts of about ``STAGE_CHARS`` characters: the stages hold about 100
+        bytes a character (code points, alignments, units), so a large batch's memory is that of
+        one run, not of the whole batch."""
+        bounds = run_bounds(texts, STAGE_CHARS)
+        if len(bounds) == 2:
+            return self._stages(texts, split_special_tokens, num_threads)
+        return concat_ragged([self._stages(texts[a:z], split_special_tokens, num_threads)
+                              for a, z in zip(bounds[:-1], bounds[1:])])
+
+    def _stages(self, texts, split_special_tokens, num_threads):
         b = self._pre_model(texts, split_special_tokens, num_threads)
         t_ids, t_s, t_e, t_off = self._model(b, num_threads)
         ids, st, en, doc_off, lead, trail = K.assemble(b.U, t_ids, t_s, t_e, t_off, b.a_s, b.a_e,

@@ -88,6 +88,28 @@ def pad_rows(ids, st, en, doc_off, target, left, pad_id):
     return out, st, en, new_off
 
 
+STAGE_CHARS = 1 << 18   # characters a run of texts holds at most when it runs stage by stage (one longer text: alone)
+
+
+def run_bounds(texts, limit):
+    """Where a batch of texts is cut into runs of about ``limit`` characters: ``[0, ..., len(texts)]``."""
+    if len(texts) < 2:
+        return [0, len(texts)]
+    ends = np.cumsum(np.fromiter(map(len, texts), np.int64, len(texts)))
+    cuts = np.searchsorted(ends, np.arange(limit, int(ends[-1]), limit), side="left") + 1
+    return [0] + [c for c in np.unique(cuts).tolist() if c < len(texts)] + [len(texts)]
+
+
+def concat_ragged(parts):
+    """One ragged result ``(ids, starts, ends, doc_offsets, lead, trail)`` from results of
+    consecutive runs of texts."""
+    ids, st, en, lead, trail = (np.concatenate([r[i] for r in parts]) for i in (0, 1, 2, 4, 5))
+    counts = np.concatenate([np.diff(r[3]) for r in parts])
+    doc_off = np.zeros(counts.size + 1, np.int64)
+    np.cumsum(counts, out=doc_off[1:])
+    return ids, st, en, doc_off, lead, trail
+
+
 def merge_ragged(n_docs, *parts_and_offsets):
     """One ragged result ``(ids, starts, ends, doc_offsets, lead, trail)`` for ``n_docs`` texts from
     parts ``(rows, result)`` that each cover some of the texts (without ``offsets``, only the ids

@@ -33,7 +33,7 @@ class _NF(_Normalizer):
             s = b.unit_str(u)
             if unicodedata.is_normalized(self.form, s):
                 continue
-            items = nf_decompose(b.unit_cps(u), self.form) if decompose else None
+            items = nf_decompose(s, b.unit_cps(u), self.form) if decompose else None
             per[u] = nf_transform(s, self.form) if items is None else items
         if per:
             transform_units(b, per)

@@ -214,9 +214,9 @@ def decomposition_tables(form):
     return lengths, first, last
 
 
-def nf_decompose(cps, form):
+def nf_decompose(text, cps, form):
     """``nf_transform`` for "NFD" / "NFKD" as arrays ``(code points int32, changes int64)`` of the
-    unit whose code points are ``cps`` (no surrogates), or None where canonical ordering moves a
+    unit ``text`` whose code points are ``cps`` (no surrogates), or None where canonical ordering moves a
     character across another's decomposition (then ``nf_transform`` does it character by
     character). Each character's decomposition keeps its place, its first character with
     change 0 and the others 1, so the arrays come from one ``unicodedata.normalize`` call and the
@@ -229,7 +229,7 @@ def nf_decompose(cps, form):
     lo, hi = last[cps[:-1]], first[cps[1:]]
     if np.any((lo > 0) & (hi > 0) & (hi < lo)):
         return None
-    out = np.frombuffer(unicodedata.normalize(form, cps.tobytes().decode("utf-32-le")).encode("utf-32-le"), np.int32)
+    out = np.frombuffer(unicodedata.normalize(form, text).encode("utf-32-le"), np.int32)
     n = lengths[cps].astype(np.int64)
     if out.size != n.sum():
         return None
